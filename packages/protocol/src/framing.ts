@@ -1,0 +1,114 @@
+/**
+ * Framing: newline-delimited JSON. A frame whose JSON object has a numeric
+ * `raw` field is followed by exactly that many raw bytes (log data travels as
+ * bytes, not JSON). The JSON part of a frame is limited in size; the limit is
+ * checked before JSON.parse so a huge frame costs nothing but the bytes read.
+ */
+
+/** Largest request frame the daemon accepts. */
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/** Largest JSON response frame a client accepts. */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** Largest raw attachment of one frame. */
+export const MAX_RAW_BYTES = 16 * 1024 * 1024;
+
+export interface Frame { msg: unknown; raw?: Buffer }
+
+export class FrameTooLarge extends Error {
+  constructor() { super('message exceeds size limit'); }
+}
+export class FrameSyntax extends Error {}
+
+const NL = 0x0a;
+
+/** Encode one JSON frame (and optional raw attachment) into buffers ready to write. */
+export function encodeFrame(msg: object, raw?: Buffer): Buffer {
+  const head = Buffer.from(JSON.stringify(raw ? { ...msg, raw: raw.length } : msg) + '\n');
+  return raw ? Buffer.concat([head, raw]) : head;
+}
+
+/** Incremental decoder: feed chunks, take complete frames. */
+export class FrameDecoder {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private pendingMsg: unknown = undefined;
+  private pendingRaw = -1;
+
+  constructor(private readonly maxJson: number) {}
+
+  /** Bytes buffered but not yet part of a complete frame. */
+  get bufferedBytes(): number { return this.buffered; }
+
+  push(chunk: Buffer): Frame[] {
+    if (chunk.length) { this.chunks.push(chunk); this.buffered += chunk.length; }
+    const out: Frame[] = [];
+    for (;;) {
+      if (this.pendingRaw >= 0) {
+        if (this.buffered < this.pendingRaw) break;
+        const raw = this.take(this.pendingRaw);
+        out.push({ msg: this.pendingMsg, raw });
+        this.pendingRaw = -1;
+        this.pendingMsg = undefined;
+        continue;
+      }
+      const nl = this.indexOfNewline();
+      if (nl < 0) {
+        if (this.buffered > this.maxJson) throw new FrameTooLarge();
+        break;
+      }
+      if (nl > this.maxJson) throw new FrameTooLarge();
+      const line = this.take(nl + 1).subarray(0, nl);
+      let msg: unknown;
+      try {
+        msg = JSON.parse(decodeUtf8(line));
+      } catch (e) {
+        throw new FrameSyntax(`invalid JSON: ${(e as Error).message}`);
+      }
+      const raw = (msg !== null && typeof msg === 'object' && !Array.isArray(msg))
+        ? (msg as { raw?: unknown }).raw : undefined;
+      if (typeof raw === 'number') {
+        if (!Number.isInteger(raw) || raw < 0 || raw > MAX_RAW_BYTES) throw new FrameSyntax('invalid raw length');
+        this.pendingMsg = msg;
+        this.pendingRaw = raw;
+        continue;
+      }
+      out.push({ msg });
+    }
+    return out;
+  }
+
+  private indexOfNewline(): number {
+    let base = 0;
+    for (const c of this.chunks) {
+      const i = c.indexOf(NL);
+      if (i >= 0) return base + i;
+      base += c.length;
+    }
+    return -1;
+  }
+
+  private take(n: number): Buffer {
+    if (n === 0) return Buffer.alloc(0);
+    let first = this.chunks[0]!;
+    if (first.length < n) {
+      first = Buffer.concat(this.chunks);
+      this.chunks = [first];
+    }
+    const head = first.subarray(0, n);
+    if (first.length === n) this.chunks.shift();
+    else this.chunks[0] = first.subarray(n);
+    this.buffered -= n;
+    return head;
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Decode UTF-8, refusing invalid sequences (so they cannot be silently replaced). */
+export function decodeUtf8(buf: Uint8Array): string {
+  try {
+    return strictUtf8.decode(buf);
+  } catch {
+    throw new FrameSyntax('invalid UTF-8 in frame');
+  }
+}

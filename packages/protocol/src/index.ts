@@ -1,0 +1,16 @@
+/**
+ * @xlurm/protocol: the only code the daemon and the clients share.
+ * This entry point loads no schema library; the daemon imports
+ * `@xlurm/protocol/dist/schemas` for the validators' source.
+ */
+export * from './version';
+export * from './errors';
+export * from './framing';
+export * from './paths';
+export * from './kinds';
+export type * from './messages';
+export type {
+  DeviceKind, JobState, TerminalState, Device, Owner, Submission, Outcome, Job, JobSummary,
+  DeviceStatus, DeviceView, DaemonStatus, OpName, OpArgs, OpResult,
+} from './schemas';
+export * from './state-dir';

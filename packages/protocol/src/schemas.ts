@@ -1,0 +1,165 @@
+/**
+ * The wire contract, defined once: each TypeBox schema is both the JSON Schema
+ * the daemon compiles with ajv and (through Static) the TypeScript type both
+ * sides use. Clients import only the types (`import type`), so TypeBox and ajv
+ * never load in a client process.
+ *
+ * Key order in these objects is interface: `xqueue --json` and `xinfo --json`
+ * print them as the daemon sends them (spec 4.5, 4.6).
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const JobId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'job id (never reused)' });
+const UnixSeconds = Type.Integer({ description: 'unix time in seconds' });
+
+export const DeviceKind = Type.Union([
+  Type.Literal('nvidia'), Type.Literal('ascend'), Type.Literal('mthreads'),
+  Type.Literal('metax'), Type.Literal('ppu'), Type.Literal('hcu'),
+], { description: 'vendor of a device' });
+export type DeviceKind = Static<typeof DeviceKind>;
+
+export const JobState = Type.Union([
+  Type.Literal('PENDING'), Type.Literal('RUNNING'), Type.Literal('COMPLETED'),
+  Type.Literal('FAILED'), Type.Literal('CANCELLED'), Type.Literal('TIMED_OUT'),
+]);
+export type JobState = Static<typeof JobState>;
+
+export const TerminalState = Type.Union([
+  Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED'), Type.Literal('TIMED_OUT'),
+]);
+export type TerminalState = Static<typeof TerminalState>;
+
+export const Device = Type.Object({
+  kind: DeviceKind,
+  id: Type.Integer({ minimum: 0, description: 'per-vendor id: NVML index, Ascend logical id, …' }),
+  name: Type.String({ description: 'model name' }),
+  visible: Type.String({ description: 'stable identity: UUID, Ascend logical id, HCU unique id' }),
+  npu: Nullable(Type.Integer()),
+  chip: Nullable(Type.Integer()),
+}, { additionalProperties: false });
+export type Device = Static<typeof Device>;
+
+export const Owner = Type.Object({
+  uid: Type.Integer({ minimum: 0 }),
+  gid: Type.Integer({ minimum: 0 }),
+  name: Type.String(),
+}, { additionalProperties: false });
+export type Owner = Static<typeof Owner>;
+
+/** What a client submits. It has no owner field: identity comes from SO_PEERCRED only. */
+export const Submission = Type.Object({
+  command: Type.Array(Type.String(), { maxItems: 65536, description: 'argv; empty for batch scripts' }),
+  cwd: Type.String({ minLength: 1, description: 'absolute working directory' }),
+  env: Type.Record(Type.String(), Type.String(), { description: 'the complete environment, passed byte for byte' }),
+  name: Type.String({ maxLength: 4096 }),
+  count: Type.Integer({ minimum: 0, maximum: 1024, description: 'number of devices; 0 = CPU only' }),
+  device_ids: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: 0xffffffff }), { maxItems: 1024 })),
+  kind: Type.Optional(Nullable(DeviceKind)),
+  time_limit: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }))),
+  script: Type.Optional(Nullable(Type.String())),
+}, { additionalProperties: false });
+export type Submission = Static<typeof Submission>;
+
+export const Outcome = Type.Object({
+  state: TerminalState,
+  exit_code: Type.Integer(),
+  finished_at: UnixSeconds,
+  error: Nullable(Type.String()),
+}, { additionalProperties: false });
+export type Outcome = Static<typeof Outcome>;
+
+/** The full job: owner and root only. */
+export const Job = Type.Object({
+  id: JobId,
+  owner: Owner,
+  spec: Submission,
+  state: JobState,
+  devices: Type.Array(Device),
+  submitted_at: UnixSeconds,
+  started_at: Nullable(UnixSeconds),
+  result: Nullable(Outcome),
+}, { additionalProperties: false });
+export type Job = Static<typeof Job>;
+
+/** The public queue row: never a command, environment, script or working directory. */
+export const JobSummary = Type.Object({
+  id: JobId,
+  owner: Owner,
+  name: Type.String(),
+  state: JobState,
+  count: Type.Integer(),
+  device_ids: Type.Optional(Type.Array(Type.Integer())),
+  kind: Nullable(DeviceKind),
+  devices: Type.Array(Device),
+  submitted_at: UnixSeconds,
+  started_at: Nullable(UnixSeconds),
+  finished_at: Nullable(UnixSeconds),
+}, { additionalProperties: false });
+export type JobSummary = Static<typeof JobSummary>;
+
+export const DeviceStatus = Type.Union([
+  Type.Literal('idle'), Type.Literal('busy'), Type.Literal('unknown'), Type.Literal('unhealthy'),
+  Type.Literal('allocated'), Type.Literal('disabled'),
+]);
+export type DeviceStatus = Static<typeof DeviceStatus>;
+
+export const DeviceView = Type.Object({
+  device: Device,
+  job: Nullable(JobId),
+  status: DeviceStatus,
+  monitoring_error: Type.Optional(Type.String({ description: 'failed query and driver error, for unknown devices' })),
+}, { additionalProperties: false });
+export type DeviceView = Static<typeof DeviceView>;
+
+const Empty = Type.Object({}, { additionalProperties: false });
+const ById = Type.Object({ id: JobId }, { additionalProperties: false });
+const DeviceIds = Type.Object({
+  ids: Type.Array(Type.Integer({ minimum: 0, maximum: 0xffffffff }), { minItems: 1, maxItems: 4096 }),
+}, { additionalProperties: false });
+
+export const DaemonStatus = Type.Object({
+  version: Type.String(),
+  protocol: Type.Integer(),
+  pid: Type.Integer(),
+  uid: Type.Integer(),
+  backend: Type.String(),
+  backends: Type.Array(Type.String(), { description: 'vendors discovered' }),
+  max_running: Type.Integer(),
+  retention_secs: Type.Integer(),
+  started_at: UnixSeconds,
+  uptime_secs: Type.Integer(),
+  excluded: Type.Array(Type.Integer()),
+  counts: Type.Record(Type.String(), Type.Integer(), { description: 'jobs per state' }),
+}, { additionalProperties: false });
+export type DaemonStatus = Static<typeof DaemonStatus>;
+
+/**
+ * Every operation: `req` validates `args`, `res` documents `result`.
+ * `log` and `follow` are streams: their replies are a sequence of frames
+ * (see StreamEvent) instead of one result.
+ */
+export const Ops = {
+  submit: { req: Submission, res: Job, doc: 'queue a job; replies with the new PENDING job' },
+  queue: { req: Empty, res: Type.Array(JobSummary), doc: 'host-wide summaries of all jobs in id order' },
+  get: { req: ById, res: Job, doc: 'the full job (owner or root)' },
+  cancel: { req: ById, res: Empty, doc: 'cancel a pending or running job (owner or root); no-op when finished' },
+  log: {
+    req: Type.Object({ id: JobId, offset: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }),
+    res: Empty, doc: 'stream the job log from offset to its current end (owner or root)',
+  },
+  follow: {
+    req: Type.Object({ id: JobId, offset: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }),
+    res: Empty, doc: 'stream state changes and log bytes until the job has a result (owner or root)',
+  },
+  info: { req: Empty, res: Type.Array(DeviceView), doc: 'device views in inventory order' },
+  status: { req: Empty, res: DaemonStatus, doc: 'daemon version, backend, uptime, exclusions, job counts' },
+  stop: { req: Empty, res: Empty, doc: 'daemon exits after replying; running jobs continue (administrator)' },
+  restart: { req: Empty, res: Empty, doc: 'like stop, refused while jobs run (administrator)' },
+  exclude: { req: DeviceIds, res: Type.Object({ excluded: Type.Array(Type.Integer()) }), doc: 'exclude device ids from allocation (administrator)' },
+  include: { req: DeviceIds, res: Type.Object({ excluded: Type.Array(Type.Integer()) }), doc: 're-include excluded device ids (administrator)' },
+} as const;
+
+export type OpName = keyof typeof Ops;
+export type OpArgs<K extends OpName> = Static<(typeof Ops)[K]['req']>;
+export type OpResult<K extends OpName> = Static<(typeof Ops)[K]['res']>;
