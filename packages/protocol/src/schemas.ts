@@ -141,7 +141,13 @@ export type DaemonStatus = Static<typeof DaemonStatus>;
  */
 export const Ops = {
   submit: { req: Submission, res: Job, doc: 'queue a job; replies with the new PENDING job' },
-  queue: { req: Empty, res: Type.Array(JobSummary), doc: 'host-wide summaries of all jobs in id order' },
+  queue: {
+    req: Type.Object({
+      all: Type.Optional(Type.Boolean({ description: 'false: only PENDING and RUNNING jobs; true or absent: any state' })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, description: 'only the newest N matching jobs' })),
+    }, { additionalProperties: false }),
+    res: Type.Array(JobSummary), doc: 'host-wide summaries in id order',
+  },
   get: { req: ById, res: Job, doc: 'the full job (owner or root)' },
   cancel: { req: ById, res: Empty, doc: 'cancel a pending or running job (owner or root); no-op when finished' },
   log: {

@@ -1,0 +1,169 @@
+/**
+ * The daemon's state and its transitions. Single-threaded: every transition
+ * is one synchronous unit (SQLite transaction + in-memory update) with no
+ * await in between, so handlers never observe half-applied state.
+ */
+import type { Job, Outcome } from '@xlurm/protocol';
+import { XlurmError, isTerminal } from '@xlurm/protocol';
+import type { DaemonConfig } from './config';
+import type { DeviceManager } from './devices/manager';
+import type { Runner } from './runner/runner';
+import { schedule, type PendingJob } from './scheduler/schedule';
+import { toWireJob, type Store, type StoredJob } from './store/store';
+
+/** Who is calling: from SO_PEERCRED at accept, never from the request. */
+export interface Caller { uid: number; gid: number; pid: number }
+
+export type JobListener = (job: Job) => void;
+
+export class Core {
+  /** PENDING jobs in id (submission) order. */
+  readonly pending = new Map<number, StoredJob>();
+  readonly running = new Map<number, StoredJob>();
+  private readonly listeners = new Map<number, Set<JobListener>>();
+  private passQueued = false;
+  runner!: Runner;
+  readonly startedAt = Math.floor(Date.now() / 1000);
+
+  constructor(
+    readonly home: string,
+    readonly cfg: DaemonConfig,
+    readonly store: Store,
+    readonly devices: DeviceManager,
+    readonly euid: number,
+    readonly log: (msg: string) => void,
+  ) {}
+
+  now(): number { return Math.floor(Date.now() / 1000); }
+
+  /** Load active jobs after a (re)start and adopt the running ones. */
+  recover(): void {
+    const runningIds: number[] = [];
+    for (const j of this.store.active()) {
+      if (j.state === 'PENDING') this.pending.set(j.id, j);
+      else {
+        this.running.set(j.id, j);
+        this.devices.allocate(j.id, j.devices);
+        runningIds.push(j.id);
+      }
+    }
+    this.runner.adopt(runningIds);
+  }
+
+  /** The root daemon, or a non-root daemon's own account. */
+  isAdmin(c: Caller): boolean { return c.uid === 0 || c.uid === this.euid; }
+
+  /** Lookup before authorisation: unknown ids are `job not found` for everyone. */
+  jobFor(c: Caller, id: number): StoredJob {
+    const j = this.running.get(id) ?? this.pending.get(id) ?? this.store.get(id);
+    if (!j) throw new XlurmError('JOB_NOT_FOUND', 'job not found');
+    if (c.uid !== 0 && c.uid !== j.owner.uid) {
+      throw new XlurmError('PERMISSION_DENIED', `permission denied: job belongs to ${j.owner.name} (UID ${j.owner.uid})`);
+    }
+    return j;
+  }
+
+  /** Current state of a job (memory for active jobs, else the store). */
+  current(id: number): StoredJob | undefined {
+    return this.running.get(id) ?? this.pending.get(id) ?? this.store.get(id);
+  }
+
+  addPending(j: StoredJob): void {
+    this.pending.set(j.id, j);
+    this.scheduleSoon();
+  }
+
+  cancel(j: StoredJob): void {
+    if (j.state === 'PENDING') {
+      this.complete(j.id, { state: 'CANCELLED', exit_code: 130, finished_at: this.now(), error: null });
+    } else if (j.state === 'RUNNING') {
+      this.runner.cancel(j.id);
+    }
+  }
+
+  /** Coalesce scheduling requests from one turn of the event loop into one pass. */
+  scheduleSoon(): void {
+    if (this.passQueued) return;
+    this.passQueued = true;
+    setImmediate(() => { this.passQueued = false; this.pass(); });
+  }
+
+  private pass(): void {
+    if (this.pending.size === 0) return;
+    const pending: PendingJob[] = [];
+    for (const j of this.pending.values()) {
+      pending.push({ id: j.id, count: j.spec.count, kind: j.spec.kind ?? null, deviceIds: j.spec.device_ids });
+    }
+    const decisions = schedule({
+      pending, running: this.running.size, maxRunning: this.cfg.maxRunning,
+      inventory: this.devices.inventory, free: this.devices.freeKeys(),
+    });
+    for (const d of decisions) {
+      const j = this.pending.get(d.id)!;
+      const now = this.now();
+      try {
+        // Durable before spawn: a crash after this line fails the job, never reruns it.
+        this.store.markRunning(j.id, d.devices, now);
+      } catch (e) {
+        this.log(`job ${j.id}: cannot persist start: ${(e as Error).message}; will retry`);
+        this.retryLater();
+        return;
+      }
+      this.pending.delete(j.id);
+      j.state = 'RUNNING';
+      j.devices = d.devices;
+      j.started_at = now;
+      this.running.set(j.id, j);
+      this.devices.allocate(j.id, d.devices);
+      this.runner.launch(j);
+      if (j.state === 'RUNNING') this.notify(j);
+    }
+  }
+
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryLater(): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => { this.retryTimer = undefined; this.scheduleSoon(); }, 1000);
+    this.retryTimer.unref();
+  }
+
+  /** A job reached a terminal state: persist, release devices, wake listeners, schedule. */
+  complete(id: number, o: Outcome): void {
+    const j = this.running.get(id) ?? this.pending.get(id);
+    if (!j) return;
+    try {
+      this.store.finish(id, o);
+    } catch (e) {
+      // Keep it in memory as it was; the supervisor's result file stays on
+      // disk and is collected again once storage works.
+      this.log(`job ${id}: cannot persist result: ${(e as Error).message}; will retry`);
+      if (j.state === 'RUNNING') setTimeout(() => this.runner.adopt([id]), 1000).unref();
+      return;
+    }
+    this.running.delete(id);
+    this.pending.delete(id);
+    j.state = o.state;
+    j.result = o;
+    j.stepdPid = null;
+    this.devices.release(j.devices);
+    this.notify(j);
+    this.listeners.delete(id);
+    this.scheduleSoon();
+  }
+
+  listen(id: number, fn: JobListener): () => void {
+    let set = this.listeners.get(id);
+    if (!set) { set = new Set(); this.listeners.set(id, set); }
+    set.add(fn);
+    return () => { set!.delete(fn); if (set!.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id); };
+  }
+
+  private notify(j: StoredJob): void {
+    const set = this.listeners.get(j.id);
+    if (!set) return;
+    const wire = toWireJob(j);
+    for (const fn of [...set]) fn(wire);
+  }
+
+  isTerminal(j: Job): boolean { return isTerminal(j.state); }
+}

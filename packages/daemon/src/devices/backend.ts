@@ -1,0 +1,28 @@
+/**
+ * The boundary between the daemon and a vendor management library. Each
+ * vendor backend discovers its devices once at start and answers probes.
+ * Probes run off the event loop (native thread) and always settle: a hung
+ * driver call yields `unknown` with an error once its deadline passes.
+ */
+import type { Device, DeviceKind } from '@xlurm/protocol';
+
+export type ProbeStatus = 'idle' | 'busy' | 'unhealthy' | 'unknown';
+
+export interface ProbeResult {
+  status: ProbeStatus;
+  /** For `unknown`: the failed query and the driver's error. */
+  error?: string;
+}
+
+export interface Backend {
+  readonly kind: DeviceKind;
+  /** Devices found at discovery, in the vendor's order (Ascend and HCU sorted by id). */
+  readonly devices: readonly Device[];
+  /** Query the given devices (by id). Must resolve, never reject, within its deadline. */
+  probe(ids: readonly number[]): Promise<Map<number, ProbeResult>>;
+  /** Release the library. */
+  close(): void;
+}
+
+/** Extra variables a vendor needs in a job's environment (beyond spec 6.4), if any. */
+export type BackendFactory = (opts: { env: NodeJS.ProcessEnv; log: (msg: string) => void }) => Backend;

@@ -1,0 +1,132 @@
+/**
+ * Device state: inventory, latest probe results, administrator exclusions and
+ * allocations. Fail closed: only a device whose latest probe said `idle`, that
+ * is not excluded and not held by a running job, is free.
+ */
+import type { Device, DeviceView } from '@xlurm/protocol';
+import { deviceKey } from '../scheduler/allocate';
+import type { Backend, ProbeResult } from './backend';
+
+export const POLL_INTERVAL_MS = 2000;
+
+export class DeviceManager {
+  readonly inventory: Device[];
+  private readonly status = new Map<string, ProbeResult>();
+  private readonly allocated = new Map<string, number>();
+  readonly excluded = new Set<number>();
+  private timer: NodeJS.Timeout | undefined;
+  private probing = new Set<Backend>();
+  private reprobeWanted = new Set<Backend>();
+
+  constructor(
+    private readonly backends: Backend[],
+    private readonly onChange: () => void,
+    private readonly log: (msg: string) => void,
+  ) {
+    this.inventory = backends.flatMap((b) => b.devices.slice());
+  }
+
+  get kinds(): string[] { return this.backends.map((b) => b.kind); }
+
+  /** All ids of the inventory (for validating exclusions). */
+  hasId(id: number): boolean { return this.inventory.some((d) => d.id === id); }
+
+  isEnabled(d: Device): boolean { return !this.excluded.has(d.id); }
+
+  /** Keys of devices that may be allocated now. */
+  freeKeys(): Set<string> {
+    const free = new Set<string>();
+    for (const d of this.inventory) {
+      const k = deviceKey(d);
+      if (this.status.get(k)?.status === 'idle' && !this.excluded.has(d.id) && !this.allocated.has(k)) free.add(k);
+    }
+    return free;
+  }
+
+  allocate(jobId: number, devices: readonly Device[]): void {
+    for (const d of devices) this.allocated.set(deviceKey(d), jobId);
+  }
+
+  /** A job's devices are released: re-probe them at once (no waiting for the poll). */
+  release(devices: readonly Device[]): void {
+    if (devices.length === 0) return;
+    const touched = new Set<Backend>();
+    for (const d of devices) {
+      const k = deviceKey(d);
+      this.allocated.delete(k);
+      // Until the re-probe answers, the device is not known to be idle.
+      const b = this.backends.find((x) => x.kind === d.kind);
+      if (b) touched.add(b);
+    }
+    for (const b of touched) this.probeBackend(b);
+  }
+
+  /** Initial probe (awaited at start-up) and the periodic poll. */
+  async start(): Promise<void> {
+    await Promise.all(this.backends.map((b) => this.probeBackend(b)));
+    if (this.backends.length) {
+      this.timer = setInterval(() => { for (const b of this.backends) void this.probeBackend(b); }, POLL_INTERVAL_MS);
+      this.timer.unref();
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    for (const b of this.backends) {
+      try { b.close(); } catch { /* closing a driver handle must not stop shutdown */ }
+    }
+  }
+
+  /** Probe one backend; coalesces with a probe already in flight. */
+  private async probeBackend(b: Backend): Promise<void> {
+    if (this.probing.has(b)) { this.reprobeWanted.add(b); return; }
+    this.probing.add(b);
+    try {
+      const ids = b.devices.map((d) => d.id);
+      let results: Map<number, ProbeResult>;
+      try {
+        results = await b.probe(ids);
+      } catch (e) {
+        results = new Map(ids.map((id) => [id, { status: 'unknown' as const, error: (e as Error).message }]));
+      }
+      let changed = false;
+      for (const d of b.devices) {
+        const k = deviceKey(d);
+        const r = results.get(d.id) ?? { status: 'unknown' as const, error: 'device missing from probe' };
+        const prev = this.status.get(k);
+        if (!prev || prev.status !== r.status || prev.error !== r.error) {
+          changed = true;
+          this.logTransition(d, prev, r);
+          this.status.set(k, r);
+        }
+      }
+      if (changed) this.onChange();
+    } finally {
+      this.probing.delete(b);
+      if (this.reprobeWanted.delete(b)) void this.probeBackend(b);
+    }
+  }
+
+  /** Log a change of error and the recovery once, not every poll. */
+  private logTransition(d: Device, prev: ProbeResult | undefined, r: ProbeResult): void {
+    const name = `${d.kind}:${d.id}`;
+    if (r.status === 'unknown' && (prev?.error !== r.error)) this.log(`device ${name} unknown: ${r.error ?? 'no answer'}`);
+    else if (prev?.status === 'unknown' && r.status !== 'unknown') this.log(`device ${name} recovered: ${r.status}`);
+    else if (r.status === 'unhealthy' && prev?.status !== 'unhealthy') this.log(`device ${name} unhealthy`);
+  }
+
+  views(): DeviceView[] {
+    return this.inventory.map((d) => {
+      const k = deviceKey(d);
+      const job = this.allocated.get(k) ?? null;
+      const probe = this.status.get(k);
+      let status: DeviceView['status'];
+      if (this.excluded.has(d.id)) status = 'disabled';
+      else if (job !== null) status = 'allocated';
+      else status = probe?.status ?? 'unknown';
+      const v: DeviceView = { device: d, job, status };
+      if (probe?.status === 'unknown') v.monitoring_error = probe.error ?? 'no probe result yet';
+      return v;
+    });
+  }
+}

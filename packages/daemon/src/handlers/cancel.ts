@@ -1,0 +1,7 @@
+import type { Handler } from './types';
+
+/** Pending: cancelled now. Running: the supervisor is told. Finished: no-op. */
+export const cancel: Handler<'cancel'> = ({ core, caller }, { id }) => {
+  core.cancel(core.jobFor(caller, id));
+  return {};
+};

@@ -1,0 +1,16 @@
+/** One handler per operation; the type makes the table exhaustive over Ops. */
+import type { Handlers } from './types';
+import { submit } from './submit';
+import { queue } from './queue';
+import { get } from './get';
+import { cancel } from './cancel';
+import { log } from './log';
+import { follow } from './follow';
+import { info } from './info';
+import { status } from './status';
+import { stop } from './stop';
+import { restart } from './restart';
+import { exclude } from './exclude';
+import { include } from './include';
+
+export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, status, stop, restart, exclude, include };

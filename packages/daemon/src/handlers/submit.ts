@@ -1,0 +1,65 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Submission } from '@xlurm/protocol';
+import { KIND_LABEL, XlurmError } from '@xlurm/protocol';
+import { accountByUid } from '@xlurm/native';
+import { allocate, poolsWithIds } from '../scheduler/allocate';
+import { toWireJob } from '../store/store';
+import type { Handler } from './types';
+
+function invalid(msg: string): never { throw new XlurmError('INVALID_ARGUMENT', msg); }
+
+/** Refuse what cannot reach the job intact (spec preface 8: never silently altered). */
+function checkRepresentable(s: Submission): void {
+  for (const a of s.command) if (a.includes('\0')) invalid('command arguments must not contain NUL bytes');
+  if (s.script?.includes('\0')) invalid('script must not contain NUL bytes');
+  if (s.cwd.includes('\0')) invalid('working directory must not contain NUL bytes');
+  for (const [k, v] of Object.entries(s.env)) {
+    if (k === '' || k.includes('=') || k.includes('\0')) invalid(`invalid environment variable name: ${JSON.stringify(k)}`);
+    if (v.includes('\0')) invalid(`environment variable ${k} contains a NUL byte`);
+  }
+}
+
+export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
+  if (core.euid !== 0 && caller.uid !== core.euid) {
+    throw new XlurmError('FOREIGN_USER', 'only a root daemon can run jobs for other users');
+  }
+  const account = accountByUid(caller.uid);
+  if (!account) throw new XlurmError('NO_ACCOUNT', `no local account for UID ${caller.uid}`);
+  if (spec.command.length === 0 && typeof spec.script !== 'string') throw new XlurmError('EMPTY_COMMAND', 'empty command');
+  if (spec.time_limit === 0) invalid('time-limit must be positive');
+  if (spec.device_ids) {
+    if (new Set(spec.device_ids).size !== spec.device_ids.length) invalid('device IDs must not contain duplicates');
+    if (spec.count !== spec.device_ids.length) invalid('-g count must match the number of -i device IDs');
+  }
+  checkRepresentable(spec);
+  // Existence only: the job's own (already unprivileged) child enters it, so
+  // the daemon never acts inside a user-controlled path with root rights.
+  let isDir = false;
+  try { isDir = path.isAbsolute(spec.cwd) && fs.statSync(spec.cwd).isDirectory(); } catch { isDir = false; }
+  if (!isDir) throw new XlurmError('BAD_WORKING_DIRECTORY', 'working directory does not exist');
+
+  const normalized: Submission = {
+    command: spec.command, cwd: spec.cwd, env: spec.env, name: spec.name, count: spec.count,
+    ...(spec.device_ids ? { device_ids: spec.device_ids } : {}),
+    kind: spec.kind ?? null, time_limit: spec.time_limit ?? null, script: spec.script ?? null,
+  };
+  if (normalized.count > 0) {
+    const inv = core.devices.inventory;
+    if (normalized.device_ids && !normalized.kind) {
+      const pools = poolsWithIds(normalized.device_ids, inv);
+      if (pools.length > 1) {
+        throw new XlurmError('INVALID_ARGUMENT',
+          `device IDs ${normalized.device_ids.join(',')} exist in several vendors (${pools.map((k) => KIND_LABEL[k]).join(', ')}); choose one with --device`);
+      }
+    }
+    const req = { count: normalized.count, kind: normalized.kind ?? null, deviceIds: normalized.device_ids };
+    if (!allocate(req, inv, (d) => core.devices.isEnabled(d))) {
+      throw new XlurmError('INFEASIBLE', `requested ${normalized.count} device(s), but no matching pool has enough devices`);
+    }
+  }
+  const owner = { uid: caller.uid, gid: caller.gid, name: account.name };
+  const job = core.store.insert(owner, normalized, core.now());
+  core.addPending(job);
+  return toWireJob(job);
+};

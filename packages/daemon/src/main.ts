@@ -1,0 +1,123 @@
+/**
+ * Entry point of the daemon package: `daemon` (run the scheduler in the
+ * foreground) and `clean` (offline log removal). Runnable as a script
+ * (`node dist/main.js daemon --backend none`) and callable in-process by
+ * `xlurm daemon` / `xlurm clean` through `daemonMain`.
+ */
+import * as fs from 'node:fs';
+import { XlurmError, initStateDir, resolveHome, statePaths } from '@xlurm/protocol';
+import { flockExclusive, stepdPath } from '@xlurm/native';
+import { ConfigError, parseDaemonArgs, type DaemonConfig } from './config';
+import { Core } from './core';
+import { DeviceManager } from './devices/manager';
+import { DiscoveryError, discover } from './devices/discovery';
+import { registerBackends } from './devices/register';
+import { logLine } from './log';
+import { Runner } from './runner/runner';
+import { CLEANUP_INTERVAL_MS, runCleanup } from './retention';
+import { Server } from './server';
+import { Store } from './store/store';
+import { clean } from './clean';
+
+class StartupError extends Error {}
+
+function fail(msg: string): never { throw new StartupError(msg); }
+
+/** Run the scheduler until SIGINT/SIGTERM or an accepted stop/restart. */
+export async function runDaemon(cfg: DaemonConfig): Promise<void> {
+  const home = resolveHome();
+  initStateDir(home);
+  const p = statePaths(home);
+  const lockFd = fs.openSync(p.daemonLock, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+  if (!flockExclusive(lockFd)) fail('xlurm daemon is already running');
+
+  let stopping: (() => void) | undefined;
+  const stopped = new Promise<void>((resolve) => { stopping = resolve; });
+  const onSignal = () => stopping!();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', () => undefined);
+
+  // Library overrides and PATH come from the daemon's own environment, read
+  // here once: nothing in a submitted job's environment reaches this.
+  registerBackends();
+  let backends;
+  try {
+    backends = discover(cfg.backend, process.env, logLine);
+  } catch (e) {
+    if (e instanceof DiscoveryError) fail(e.message);
+    throw e;
+  }
+  let core!: Core;
+  const devices = new DeviceManager(backends, () => core?.scheduleSoon(), logLine);
+  for (const id of cfg.excludeIds) {
+    if (!devices.hasId(id)) { devices.stop(); fail(`unknown device ID in --exclude-device-ids: ${id}`); }
+    devices.excluded.add(id);
+  }
+  const store = new Store(p.db);
+  const euid = process.geteuid!();
+  core = new Core(home, cfg, store, devices, euid, logLine);
+  core.runner = new Runner(home, stepdPath(), euid === 0, {
+    finished: (id, o) => core.complete(id, o),
+    spawned: (id, pid) => { try { store.setStepdPid(id, pid); } catch { /* bookkeeping only */ } },
+  }, logLine, () => core.now());
+  core.recover();
+  await devices.start();
+  core.scheduleSoon();
+  runCleanup(core);
+  const cleanupTimer = setInterval(() => runCleanup(core), CLEANUP_INTERVAL_MS);
+  cleanupTimer.unref();
+
+  const server = new Server(core, () => stopping!());
+  try { fs.unlinkSync(p.socket); } catch { /* no stale socket */ }
+  try {
+    await server.listen(p.socket);
+  } catch {
+    fail('cannot bind local socket (XLURM_HOME may be too long)');
+  }
+  // Anyone may connect to the root daemon: peer credentials decide. A
+  // non-root (test) daemon is reachable by its own account only.
+  fs.chmodSync(p.socket, euid === 0 ? 0o666 : 0o600);
+  logLine(`xlurm daemon ${process.pid} serving ${p.socket} (backend ${cfg.backend}: ${devices.inventory.length} device(s), max-running ${cfg.maxRunning})`);
+
+  await stopped;
+  logLine('xlurm daemon stopping; running jobs continue');
+  clearInterval(cleanupTimer);
+  try { fs.unlinkSync(p.socket); } catch { /* already gone */ }
+  await server.close();
+  core.runner.stop();
+  devices.stop();
+  store.close();
+  fs.closeSync(lockFd); // releases daemon.lock
+}
+
+/** `daemon …` or `clean`; resolves to the process exit code. */
+export async function daemonMain(argv: string[]): Promise<number> {
+  process.umask(0o077);
+  const [cmd, ...rest] = argv;
+  try {
+    if (cmd === 'daemon' || cmd === '__daemon') {
+      await runDaemon(parseDaemonArgs(rest));
+      return 0;
+    }
+    if (cmd === 'clean') {
+      clean(resolveHome(), (line) => process.stdout.write(line + '\n'));
+      return 0;
+    }
+    process.stderr.write('usage: main.js daemon [--backend B] [--max-running N] [--retention D] [--exclude-device-ids L] | clean\n');
+    return 2;
+  } catch (e) {
+    if (e instanceof StartupError || e instanceof XlurmError || e instanceof ConfigError) {
+      process.stderr.write(`xlurm: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}
+
+if (require.main === module) {
+  daemonMain(process.argv.slice(2)).then((code) => process.exit(code), (e) => {
+    process.stderr.write(`xlurm: ${(e as Error)?.stack ?? String(e)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,26 @@
+/**
+ * A job's environment (spec 6.3): exactly the submitted environment, then
+ * USER/LOGNAME, XLURM_JOB_ID, XLURM_SUBMIT_DIR and the visibility variables.
+ * Nothing from the daemon's own environment leaks in.
+ */
+import type { Job } from '@xlurm/protocol';
+import { visibilityEnv } from './visibility';
+
+export function jobEnv(job: Job): string[] {
+  const env = new Map<string, string>(Object.entries(job.spec.env));
+  env.set('USER', job.owner.name);
+  env.set('LOGNAME', job.owner.name);
+  env.set('XLURM_JOB_ID', String(job.id));
+  env.set('XLURM_SUBMIT_DIR', job.spec.cwd);
+  for (const [k, v] of Object.entries(visibilityEnv(job.devices))) {
+    if (v === null) env.delete(k); else env.set(k, v);
+  }
+  return [...env].map(([k, v]) => `${k}=${v}`);
+}
+
+/** argv of the task: the command, or `bash -c <script> <name> ARGS…` for batch scripts. */
+export function jobArgv(job: Job): string[] {
+  const s = job.spec;
+  if (typeof s.script === 'string') return ['bash', '-c', s.script, s.name, ...s.command];
+  return s.command;
+}

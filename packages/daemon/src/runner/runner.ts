@@ -1,0 +1,161 @@
+/**
+ * Starting jobs through xlurm-stepd and learning how they ended (spec 6.1,
+ * 6.2). The lock on jobs/<id>.lock is the truth about liveness: it is held by
+ * the supervisor's inherited descriptor for the supervisor's whole life, so a
+ * restarted daemon can tell a live job (lock held) from a finished or vanished
+ * one (lock free) without trusting PIDs.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import type { Outcome } from '@xlurm/protocol';
+import { jobPaths } from '@xlurm/protocol';
+import { flockExclusive, flockUnlock } from '@xlurm/native';
+import type { StoredJob } from '../store/store';
+import { encodeStepdSpec } from './stepd-spec';
+import { jobArgv, jobEnv } from './job-env';
+import { writeFileAtomic } from './atomic';
+
+export const VANISHED = 'executor worker disappeared without an exit result';
+const ADOPTED_POLL_MS = 100;
+
+export interface RunnerEvents {
+  /** The supervisor is gone and its outcome is known. */
+  finished(id: number, outcome: Outcome): void;
+  /** The supervisor started (pid known). */
+  spawned(id: number, pid: number): void;
+}
+
+export class Runner {
+  private readonly children = new Map<number, ChildProcess>();
+  private readonly adopted = new Set<number>();
+  private adoptTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly home: string,
+    private readonly stepd: string,
+    private readonly switchUser: boolean,
+    private readonly events: RunnerEvents,
+    private readonly log: (msg: string) => void,
+    private readonly now: () => number,
+  ) {}
+
+  /** Spawn the supervisor of a job already committed as RUNNING. */
+  launch(job: StoredJob): void {
+    const p = jobPaths(this.home, job.id);
+    let lockFd = -1;
+    let logFd = -1;
+    try {
+      lockFd = fs.openSync(p.lock, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+      if (!flockExclusive(lockFd)) throw new Error('worker already running');
+      logFd = fs.openSync(p.log, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
+      const spec = encodeStepdSpec({
+        jobId: job.id, resultPath: p.result, cancelPath: p.cancel, uid: job.owner.uid, gid: job.owner.gid,
+        ownerName: job.owner.name, switchUser: this.switchUser, cwd: job.spec.cwd,
+        timeLimit: job.spec.time_limit ?? 0, argv: jobArgv(job), env: jobEnv(job),
+      });
+      // fd 3 is the lock: the child's dup shares our open file description,
+      // so the flock stays held after we close our copy below. detached:
+      // setsid(2), so the supervisor survives the daemon and its signals.
+      const child = spawn(this.stepd, [], {
+        stdio: ['pipe', logFd, logFd, lockFd], detached: true, env: {}, cwd: '/',
+      });
+      child.stdin!.on('error', () => { /* supervisor died before reading: its exit tells */ });
+      child.stdin!.end(spec);
+      child.on('error', (e) => this.spawnFailed(job.id, e));
+      if (child.pid === undefined) return; // 'error' follows
+      this.children.set(job.id, child);
+      child.once('exit', () => {
+        this.children.delete(job.id);
+        this.collect(job.id);
+      });
+      this.events.spawned(job.id, child.pid);
+    } catch (e) {
+      const msg = (e as Error).message === 'worker already running' ? 'worker already running'
+        : `cannot start process executor worker: ${(e as Error).message}`;
+      this.events.finished(job.id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: msg });
+    } finally {
+      if (logFd >= 0) fs.closeSync(logFd);
+      if (lockFd >= 0) fs.closeSync(lockFd);
+    }
+  }
+
+  private spawnFailed(id: number, e: Error): void {
+    if (this.children.has(id)) return; // an error after a successful spawn (e.g. kill failure)
+    this.events.finished(id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: `cannot start process executor worker: ${e.message}` });
+  }
+
+  /** Request cancellation of a running job: marker file, plus a signal when it is our child. */
+  cancel(id: number): void {
+    const p = jobPaths(this.home, id);
+    try {
+      writeFileAtomic(p.cancel, 'true\n');
+    } catch (e) {
+      this.log(`job ${id}: cannot write cancel marker: ${(e as Error).message}`);
+    }
+    // Only our own unreaped child: its pid cannot have been reused.
+    const child = this.children.get(id);
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGUSR1');
+  }
+
+  /** After a daemon restart: watch RUNNING jobs through their locks. */
+  adopt(ids: number[]): void {
+    for (const id of ids) {
+      if (!this.collect(id)) this.adopted.add(id);
+    }
+    if (this.adopted.size && !this.adoptTimer) {
+      this.adoptTimer = setInterval(() => {
+        for (const id of [...this.adopted]) if (this.collect(id)) this.adopted.delete(id);
+        if (!this.adopted.size && this.adoptTimer) { clearInterval(this.adoptTimer); this.adoptTimer = undefined; }
+      }, ADOPTED_POLL_MS);
+    }
+  }
+
+  /** Is this job's supervisor our child or adopted (so still being watched)? */
+  watching(id: number): boolean { return this.children.has(id) || this.adopted.has(id); }
+
+  /**
+   * If the job's lock is free, its supervisor is gone: report the outcome
+   * (from the result file, or FAILED when there is none) and return true.
+   */
+  private collect(id: number): boolean {
+    const p = jobPaths(this.home, id);
+    let fd: number;
+    try {
+      fd = fs.openSync(p.lock, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+    } catch (e) {
+      this.log(`job ${id}: cannot open lock: ${(e as Error).message}`);
+      return false;
+    }
+    try {
+      if (!flockExclusive(fd)) return false;
+      this.events.finished(id, this.readResult(p.result));
+      flockUnlock(fd);
+      return true;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  private readResult(file: string): Outcome {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      return { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: VANISHED };
+    }
+    try {
+      const o = JSON.parse(text) as Outcome;
+      const states = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+      if (!states.includes(o.state) || !Number.isInteger(o.exit_code) || !Number.isInteger(o.finished_at)) throw new Error('bad result');
+      return { state: o.state, exit_code: o.exit_code, finished_at: o.finished_at, error: typeof o.error === 'string' ? o.error : null };
+    } catch {
+      return { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: `${VANISHED} (unreadable result file)` };
+    }
+  }
+
+  stop(): void {
+    if (this.adoptTimer) clearInterval(this.adoptTimer);
+    // Children are detached: they keep running after the daemon exits.
+    for (const c of this.children.values()) c.unref();
+  }
+}

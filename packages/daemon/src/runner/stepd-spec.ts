@@ -1,0 +1,29 @@
+/**
+ * The job spec handed to xlurm-stepd on its stdin (never argv, which any user
+ * can read in ps): NUL-terminated fields, see native/src/stepd.
+ */
+export interface StepdSpec {
+  jobId: number;
+  resultPath: string;
+  cancelPath: string;
+  uid: number;
+  gid: number;
+  ownerName: string;
+  switchUser: boolean;
+  cwd: string;
+  timeLimit: number;
+  argv: string[];
+  env: string[];
+}
+
+export function encodeStepdSpec(s: StepdSpec): Buffer {
+  const fields = [
+    'XLURM-STEPD-1', String(s.jobId), s.resultPath, s.cancelPath, String(s.uid), String(s.gid), s.ownerName,
+    s.switchUser ? '1' : '0', s.cwd, String(s.timeLimit), String(s.argv.length), ...s.argv,
+    String(s.env.length), ...s.env,
+  ];
+  for (const f of fields) {
+    if (f.includes('\0')) throw new Error('job spec field contains a NUL byte');
+  }
+  return Buffer.from(fields.join('\0') + '\0', 'utf8');
+}

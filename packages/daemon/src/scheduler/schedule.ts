@@ -1,0 +1,42 @@
+/**
+ * One scheduling pass (spec 5.2 with the preface's event-driven change): a
+ * pure function of pending jobs, the number running, the limit, and which
+ * devices are free. Submission order, no reservation: a later small job may
+ * overtake an earlier large one that does not fit.
+ */
+import type { Device } from '@xlurm/protocol';
+import { allocate, deviceKey, type Request } from './allocate';
+
+export interface PendingJob extends Request { id: number }
+
+export interface Decision { id: number; devices: Device[] }
+
+export interface SchedulerInput {
+  pending: Iterable<PendingJob>;     // submission (id) order
+  running: number;                   // RUNNING jobs, CPU-only included
+  maxRunning: number;
+  inventory: readonly Device[];
+  /** Keys of devices that are idle, enabled and unallocated right now. */
+  free: ReadonlySet<string>;
+}
+
+export function schedule(input: SchedulerInput): Decision[] {
+  const decisions: Decision[] = [];
+  let running = input.running;
+  if (running >= input.maxRunning) return decisions;
+  const taken = new Set<string>();
+  const usable = (d: Device) => { const k = deviceKey(d); return input.free.has(k) && !taken.has(k); };
+  let freeLeft = input.free.size;
+  for (const job of input.pending) {
+    if (running >= input.maxRunning) break;
+    // Once no device is free only CPU jobs can start: skip the allocation work.
+    if (job.count > 0 && freeLeft === 0) continue;
+    const devices = allocate(job, input.inventory, usable);
+    if (!devices) continue;
+    for (const d of devices) taken.add(deviceKey(d));
+    freeLeft -= devices.length;
+    decisions.push({ id: job.id, devices });
+    running++;
+  }
+  return decisions;
+}

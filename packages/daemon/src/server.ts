@@ -1,0 +1,169 @@
+/**
+ * Accept, authenticate (SO_PEERCRED, captured once at accept), read one
+ * request frame, validate, dispatch, reply. Every connection has deadlines so
+ * slow or silent clients cannot pin resources, and every failure is answered
+ * with a coded error or a closed connection, never a crash.
+ */
+import * as net from 'node:net';
+import type { OpName } from '@xlurm/protocol';
+import {
+  FrameDecoder, FrameSyntax, FrameTooLarge, MAX_REQUEST_BYTES, PROTOCOL_VERSION, XlurmError, encodeFrame,
+} from '@xlurm/protocol';
+import { peerCred } from '@xlurm/native';
+import type { Caller, Core } from './core';
+import { handlers } from './handlers';
+import type { Ctx, Handler, StreamOut } from './handlers/types';
+import { validateRequest } from './validate';
+
+/** A whole request must arrive within this time. */
+const READ_DEADLINE_MS = 5000;
+/** A one-shot reply must be taken by the client within this time. */
+const WRITE_DEADLINE_MS = 10000;
+/** Beyond this many open connections new ones are refused with BUSY. */
+export const MAX_CONNECTIONS = 4096;
+
+export class Server {
+  private readonly server: net.Server;
+  private readonly conns = new Set<net.Socket>();
+  private shutdownRequested = false;
+
+  constructor(private readonly core: Core, private readonly onShutdown: () => void) {
+    this.server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.accept(s));
+    this.server.on('error', (e) => core.log(`server error: ${e.message}`));
+  }
+
+  listen(path: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (e: Error) => reject(e);
+      this.server.once('error', onError);
+      this.server.listen(path, () => { this.server.off('error', onError); resolve(); });
+    });
+  }
+
+  close(): Promise<void> {
+    for (const s of this.conns) s.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(sock: net.Socket): void {
+    this.conns.add(sock);
+    sock.on('close', () => this.conns.delete(sock));
+    sock.on('error', () => undefined);
+    if (this.conns.size > MAX_CONNECTIONS) {
+      this.replyError(sock, new XlurmError('BUSY', 'the scheduler is at its connection limit; retry shortly'));
+      return;
+    }
+    let caller: Caller;
+    try {
+      const fd = (sock as unknown as { _handle?: { fd?: number } })._handle?.fd;
+      if (typeof fd !== 'number' || fd < 0) throw new Error('no descriptor');
+      caller = peerCred(fd);
+    } catch {
+      this.replyError(sock, new XlurmError('UNAUTHENTICATED', 'cannot authenticate Unix socket peer'));
+      return;
+    }
+    const decoder = new FrameDecoder(MAX_REQUEST_BYTES);
+    let handled = false;
+    const deadline = setTimeout(() => {
+      this.replyError(sock, new XlurmError('INVALID_REQUEST', 'request not received in time'));
+    }, READ_DEADLINE_MS);
+    deadline.unref();
+    sock.on('data', (chunk: Buffer) => {
+      if (handled) return; // one request per connection; later bytes are ignored
+      let frames;
+      try {
+        frames = decoder.push(chunk);
+      } catch (e) {
+        handled = true;
+        clearTimeout(deadline);
+        const err = e instanceof FrameTooLarge ? new XlurmError('MESSAGE_TOO_LARGE', 'message exceeds size limit')
+          : new XlurmError('INVALID_REQUEST', e instanceof FrameSyntax ? `invalid request: ${e.message}` : 'invalid request');
+        this.replyError(sock, err);
+        return;
+      }
+      if (frames.length === 0) return;
+      handled = true;
+      clearTimeout(deadline);
+      this.dispatch(sock, caller, frames[0]!.msg);
+    });
+    sock.on('end', () => {
+      if (!handled) {
+        handled = true;
+        clearTimeout(deadline);
+        this.replyError(sock, new XlurmError('INVALID_REQUEST', 'connection closed before complete message'));
+      }
+    });
+  }
+
+  private dispatch(sock: net.Socket, caller: Caller, msg: unknown): void {
+    let reply: unknown;
+    const ctx: Ctx = { core: this.core, caller, shutdownAfterReply: () => { this.shutdownRequested = true; } };
+    try {
+      const { op, args } = validateRequest(msg);
+      const h = handlers[op] as Handler<OpName>;
+      reply = h(ctx, args as never);
+    } catch (e) {
+      this.replyError(sock, this.toXlurm(e));
+      return;
+    }
+    if (reply !== null && typeof reply === 'object' && 'stream' in reply && typeof reply.stream === 'function') {
+      this.runStream(sock, reply.stream as (out: StreamOut) => Promise<void>);
+      return;
+    }
+    this.finish(sock, encodeFrame({ v: PROTOCOL_VERSION, ok: true, result: reply }));
+    if (this.shutdownRequested) {
+      // Respond first, then act: the client sees Ok before the socket goes.
+      sock.once('close', () => this.onShutdown());
+      setTimeout(() => this.onShutdown(), 1000).unref();
+    }
+  }
+
+  private runStream(sock: net.Socket, body: (out: StreamOut) => Promise<void>): void {
+    let closed = false;
+    let goneResolve!: () => void;
+    const gone = new Promise<void>((r) => { goneResolve = r; });
+    sock.once('close', () => { closed = true; goneResolve(); });
+    // The client only reads from here on; its end of writing is not the end of the stream.
+    const out: StreamOut = {
+      get closed() { return closed || sock.destroyed; },
+      gone,
+      send(m: object, raw?: Buffer): Promise<void> {
+        if (closed || sock.destroyed) return Promise.resolve();
+        if (sock.write(encodeFrame(m, raw))) return Promise.resolve();
+        return new Promise((resolve) => {
+          const done = () => { sock.off('drain', done); sock.off('close', done); resolve(); };
+          sock.on('drain', done);
+          sock.on('close', done);
+        });
+      },
+    };
+    body(out).then(
+      () => { if (!sock.destroyed) sock.end(); },
+      (e) => {
+        const err = this.toXlurm(e);
+        if (!sock.destroyed) this.finish(sock, encodeFrame({ v: PROTOCOL_VERSION, ok: false, error: err.toWire() }));
+      },
+    );
+  }
+
+  private toXlurm(e: unknown): XlurmError {
+    if (e instanceof XlurmError) return e;
+    this.core.log(`internal error: ${(e as Error)?.stack ?? String(e)}`);
+    return new XlurmError('INTERNAL', 'internal error; see daemon.log');
+  }
+
+  private replyError(sock: net.Socket, e: XlurmError): void {
+    this.finish(sock, encodeFrame({ v: PROTOCOL_VERSION, ok: false, error: e.toWire() }));
+  }
+
+  /** Write a final frame and close; a client that never reads it is cut off. */
+  private finish(sock: net.Socket, frame: Buffer): void {
+    if (sock.destroyed) return;
+    const t = setTimeout(() => sock.destroy(), WRITE_DEADLINE_MS);
+    t.unref();
+    // Unix sockets hand written bytes straight to the peer's queue, so closing
+    // once they are written loses nothing and frees the descriptor at once.
+    sock.end(frame, () => { clearTimeout(t); sock.destroy(); });
+    sock.once('close', () => clearTimeout(t));
+  }
+}

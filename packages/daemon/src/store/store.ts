@@ -1,0 +1,225 @@
+/**
+ * The job store: one SQLite file in WAL mode, written only by the daemon.
+ * Every transition is one synchronous transaction; the RUNNING transition is
+ * committed (fsynced, synchronous=FULL) before the supervisor is spawned, so a
+ * crash can never lead to a job being run twice.
+ */
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
+import type { Device, Job, JobState, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
+import { XlurmError } from '@xlurm/protocol';
+import { MIGRATIONS, SCHEMA_VERSION } from './schema';
+
+interface Row {
+  id: number; owner_uid: number; owner_gid: number; owner_name: string; name: string;
+  count: number; kind: string | null; device_ids: string | null; spec: string; state: string;
+  devices: string; submitted_at: number; started_at: number | null; finished_at: number | null;
+  exit_code: number | null; error: string | null; stepd_pid: number | null;
+}
+
+/** A job as the daemon keeps it: the wire Job plus bookkeeping. */
+export interface StoredJob extends Job { stepdPid: number | null }
+
+function owner(r: Row): Owner { return { uid: r.owner_uid, gid: r.owner_gid, name: r.owner_name }; }
+
+function outcome(r: Row): Outcome | null {
+  if (r.finished_at === null || r.exit_code === null) return null;
+  return { state: r.state as Outcome['state'], exit_code: r.exit_code, finished_at: r.finished_at, error: r.error };
+}
+
+export function rowToJob(r: Row): StoredJob {
+  return {
+    id: r.id,
+    owner: owner(r),
+    spec: JSON.parse(r.spec) as Submission,
+    state: r.state as JobState,
+    devices: JSON.parse(r.devices) as Device[],
+    submitted_at: r.submitted_at,
+    started_at: r.started_at,
+    result: outcome(r),
+    stepdPid: r.stepd_pid,
+  };
+}
+
+function rowToSummary(r: Row): JobSummary {
+  const s: JobSummary = {
+    id: r.id, owner: owner(r), name: r.name, state: r.state as JobState, count: r.count,
+    kind: r.kind as JobSummary['kind'], devices: JSON.parse(r.devices) as Device[],
+    submitted_at: r.submitted_at, started_at: r.started_at, finished_at: r.finished_at,
+  };
+  if (r.device_ids !== null) {
+    // keep the spec's key order: device_ids sits between count and kind
+    return {
+      id: s.id, owner: s.owner, name: s.name, state: s.state, count: s.count,
+      device_ids: JSON.parse(r.device_ids) as number[], kind: s.kind, devices: s.devices,
+      submitted_at: s.submitted_at, started_at: s.started_at, finished_at: s.finished_at,
+    };
+  }
+  return s;
+}
+
+/** Wire form of a job (drops daemon bookkeeping). */
+export function toWireJob(j: StoredJob): Job {
+  return {
+    id: j.id, owner: j.owner, spec: j.spec, state: j.state, devices: j.devices,
+    submitted_at: j.submitted_at, started_at: j.started_at, result: j.result,
+  };
+}
+
+/** Summary of an in-memory job (same shape as rowToSummary). */
+export function toSummary(j: Job): JobSummary {
+  const base = { id: j.id, owner: j.owner, name: j.spec.name, state: j.state, count: j.spec.count };
+  const tail = {
+    kind: j.spec.kind ?? null, devices: j.devices, submitted_at: j.submitted_at,
+    started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null,
+  };
+  return j.spec.device_ids !== undefined ? { ...base, device_ids: j.spec.device_ids, ...tail } : { ...base, ...tail };
+}
+
+/** Storage errors (disk full, I/O error) become a clear, stable error for clients. */
+function storageError(e: unknown): XlurmError {
+  const code = (e as { code?: string }).code ?? '';
+  if (code === 'SQLITE_FULL') return new XlurmError('STORAGE', 'cannot write the job database: disk is full; free space under XLURM_HOME and retry');
+  return new XlurmError('STORAGE', `cannot write the job database: ${(e as Error).message}`);
+}
+
+export class Store {
+  readonly db: Database.Database;
+  private readonly stmts;
+
+  /**
+   * Open (or create) the database. A file that is not an xlurm database, or
+   * is corrupt, or is newer than this program, stops start-up with a clear
+   * message: never a silent reset.
+   */
+  constructor(file: string) {
+    const existed = fs.existsSync(file);
+    let db: Database.Database;
+    try {
+      db = new Database(file, { fileMustExist: false });
+      // WAL: readers never block the writer; synchronous=FULL: a committed
+      // transition (RUNNING before spawn) survives power loss.
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('busy_timeout = 5000');
+      this.migrate(db, existed);
+      const check = db.pragma('quick_check', { simple: true });
+      if (check !== 'ok') throw new Error(`integrity check failed: ${String(check)}`);
+    } catch (e) {
+      if (e instanceof XlurmError) throw e;
+      throw new XlurmError('STORAGE', `cannot open job database ${file}: ${(e as Error).message}; move it aside to start with an empty queue`);
+    }
+    this.db = db;
+    this.stmts = {
+      insert: db.prepare(`INSERT INTO jobs (owner_uid, owner_gid, owner_name, name, count, kind, device_ids, spec, state, submitted_at)
+                          VALUES (@uid, @gid, @oname, @name, @count, @kind, @device_ids, @spec, 'PENDING', @now)`),
+      get: db.prepare('SELECT * FROM jobs WHERE id = ?'),
+      active: db.prepare(`SELECT * FROM jobs WHERE state IN ('PENDING', 'RUNNING') ORDER BY id`),
+      start: db.prepare(`UPDATE jobs SET state = 'RUNNING', devices = ?, started_at = ? WHERE id = ? AND state = 'PENDING'`),
+      setPid: db.prepare('UPDATE jobs SET stepd_pid = ? WHERE id = ?'),
+      finish: db.prepare(`UPDATE jobs SET state = ?, exit_code = ?, finished_at = ?, error = ?, stepd_pid = NULL
+                          WHERE id = ? AND state IN ('PENDING', 'RUNNING')`),
+      recent: db.prepare('SELECT * FROM jobs ORDER BY id DESC LIMIT ?'),
+      all: db.prepare('SELECT * FROM jobs ORDER BY id'),
+      expired: db.prepare(`SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at <= ?
+                           AND state NOT IN ('PENDING', 'RUNNING') ORDER BY id LIMIT 1000`),
+      remove: db.prepare('DELETE FROM jobs WHERE id = ?'),
+      counts: db.prepare('SELECT state, count(*) AS n FROM jobs GROUP BY state'),
+      running: db.prepare(`SELECT id FROM jobs WHERE state = 'RUNNING' ORDER BY id`),
+    };
+  }
+
+  private migrate(db: Database.Database, existed: boolean): void {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (existed && version === 0) {
+      const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master`).get() as { n: number };
+      if (tables.n > 0) throw new XlurmError('STORAGE', 'job database is not an xlurm database; move it aside to start with an empty queue');
+    }
+    if (version > SCHEMA_VERSION) {
+      throw new XlurmError('STORAGE', `job database has schema version ${version}, newer than this xlurm (${SCHEMA_VERSION}); install the newer xlurm`);
+    }
+    if (version > 0) {
+      const app = db.prepare(`SELECT value FROM meta WHERE key = 'application'`).get() as { value: string } | undefined;
+      if (app?.value !== 'xlurm') throw new XlurmError('STORAGE', 'job database is not an xlurm database; move it aside to start with an empty queue');
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) {
+      db.transaction(() => {
+        db.exec(MIGRATIONS[v]!);
+        db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
+  }
+
+  /** Insert a PENDING job; returns it with its new id. */
+  insert(o: Owner, spec: Submission, now: number): StoredJob {
+    let id: number;
+    try {
+      const info = this.stmts.insert.run({
+        uid: o.uid, gid: o.gid, oname: o.name, name: spec.name, count: spec.count,
+        kind: spec.kind ?? null, device_ids: spec.device_ids ? JSON.stringify(spec.device_ids) : null,
+        spec: JSON.stringify(spec), now,
+      });
+      id = Number(info.lastInsertRowid);
+    } catch (e) {
+      if ((e as { code?: string }).code === 'SQLITE_FULL' && /AUTOINCREMENT|rowid/i.test(String(e))) {
+        throw new XlurmError('JOB_ID_EXHAUSTED', 'job ID exhausted');
+      }
+      throw storageError(e);
+    }
+    return { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, stepdPid: null };
+  }
+
+  get(id: number): StoredJob | undefined {
+    const r = this.stmts.get.get(id) as Row | undefined;
+    return r ? rowToJob(r) : undefined;
+  }
+
+  /** PENDING and RUNNING jobs in id order. */
+  active(): StoredJob[] { return (this.stmts.active.all() as Row[]).map(rowToJob); }
+
+  /** Newest `limit` jobs of any state, in ascending id order. */
+  recentSummaries(limit: number): JobSummary[] {
+    return (this.stmts.recent.all(limit) as Row[]).reverse().map(rowToSummary);
+  }
+
+  allSummaries(): JobSummary[] { return (this.stmts.all.all() as Row[]).map(rowToSummary); }
+
+  /** Commit PENDING → RUNNING durably. */
+  markRunning(id: number, devices: Device[], now: number): void {
+    try {
+      const r = this.stmts.start.run(JSON.stringify(devices), now, id);
+      if (r.changes !== 1) throw new Error(`job ${id} is not pending`);
+    } catch (e) { throw storageError(e); }
+  }
+
+  setStepdPid(id: number, pid: number | null): void {
+    try { this.stmts.setPid.run(pid, id); } catch (e) { throw storageError(e); }
+  }
+
+  /** Commit a terminal outcome; false if the job was already terminal. */
+  finish(id: number, o: Outcome): boolean {
+    try {
+      return this.stmts.finish.run(o.state, o.exit_code, o.finished_at, o.error, id).changes === 1;
+    } catch (e) { throw storageError(e); }
+  }
+
+  /** Ids of terminal jobs finished at or before `cutoff` (a bounded batch). */
+  expiredIds(cutoff: number): number[] {
+    return (this.stmts.expired.all(cutoff) as { id: number }[]).map((r) => r.id);
+  }
+
+  removeJobs(ids: number[]): void {
+    this.db.transaction(() => { for (const id of ids) this.stmts.remove.run(id); })();
+  }
+
+  runningIds(): number[] { return (this.stmts.running.all() as { id: number }[]).map((r) => r.id); }
+
+  counts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.stmts.counts.all() as { state: string; n: number }[]) out[r.state] = r.n;
+    return out;
+  }
+
+  close(): void { this.db.close(); }
+}
