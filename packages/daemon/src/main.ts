@@ -65,7 +65,8 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   await devices.start();
   core.scheduleSoon();
   runCleanup(core);
-  const cleanupTimer = setInterval(() => runCleanup(core), CLEANUP_INTERVAL_MS);
+  // A short retention (tests, small disks) is honoured within its own period.
+  const cleanupTimer = setInterval(() => runCleanup(core), Math.min(CLEANUP_INTERVAL_MS, Math.max(1000, cfg.retentionSecs * 1000)));
   cleanupTimer.unref();
 
   const server = new Server(core, () => stopping!());

@@ -15,9 +15,12 @@ export const MAX_RAW_BYTES = 16 * 1024 * 1024;
 export interface Frame { msg: unknown; raw?: Buffer }
 
 export class FrameTooLarge extends Error {
+  override name = 'FrameTooLarge';
   constructor() { super('message exceeds size limit'); }
 }
-export class FrameSyntax extends Error {}
+export class FrameSyntax extends Error {
+  override name = 'FrameSyntax';
+}
 
 const NL = 0x0a;
 

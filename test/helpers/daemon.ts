@@ -1,0 +1,204 @@
+/**
+ * A real daemon in a temporary XLURM_HOME, and the real CLIs run as
+ * processes against it. Every path derives from the home, so test files run
+ * in parallel.
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CLI_BIN, DAEMON_MAIN, baseEnv } from './env';
+import { waitFor } from './wait';
+
+export interface RunResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; stdoutBuf: Buffer }
+
+export interface RunOpts {
+  env?: Record<string, string>;
+  cwd?: string;
+  uid?: number;
+  gid?: number;
+  input?: string;
+  timeout?: number;
+}
+
+interface Tap {
+  teardown(fn: () => unknown): void;
+  comment(...args: unknown[]): void;
+}
+
+export interface DaemonOpts {
+  backend?: string;
+  maxRunning?: number;
+  args?: string[];
+  env?: Record<string, string>;
+  home?: string;
+}
+
+/** Make a short temporary directory (Unix socket paths are limited to 107 bytes). */
+export function tempHome(t: Tap, prefix = 'xl'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return path.join(dir, 'home');
+}
+
+export function runProcess(cmd: string, args: string[], opts: SpawnOptions & { input?: string; timeout?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...opts, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout!.on('data', (b: Buffer) => out.push(b));
+    child.stderr!.on('data', (b: Buffer) => err.push(b));
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(opts.input ?? '');
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeout ?? 60000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const stdoutBuf = Buffer.concat(out);
+      resolve({ code, signal, stdout: stdoutBuf.toString(), stderr: Buffer.concat(err).toString(), stdoutBuf });
+    });
+  });
+}
+
+export class Daemon {
+  proc: ChildProcess | undefined;
+  output = '';
+  readonly env: Record<string, string>;
+
+  constructor(readonly t: Tap, readonly home: string, readonly opts: DaemonOpts) {
+    this.env = baseEnv({ XLURM_HOME: home, ...(opts.env ?? {}) });
+  }
+
+  get socket(): string { return path.join(this.home, 'xlurm.sock'); }
+  get jobsDir(): string { return path.join(this.home, 'jobs'); }
+
+  daemonArgs(): string[] {
+    return ['daemon', '--backend', this.opts.backend ?? 'none', '--max-running', String(this.opts.maxRunning ?? 32), ...(this.opts.args ?? [])];
+  }
+
+  /** Start in the foreground (as a child of the test) and wait until it answers. */
+  async start(): Promise<this> {
+    const proc = spawn(process.execPath, [DAEMON_MAIN, ...this.daemonArgs()], {
+      env: this.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    this.proc = proc;
+    proc.stdout!.on('data', (b: Buffer) => { this.output += b.toString(); });
+    proc.stderr!.on('data', (b: Buffer) => { this.output += b.toString(); });
+    let exited = false;
+    proc.once('exit', () => { exited = true; });
+    await waitFor(async () => {
+      if (exited) throw new Error(`daemon exited during start-up:\n${this.output}`);
+      return this.ping();
+    }, { timeout: 20000, what: 'daemon start' });
+    return this;
+  }
+
+  /** Does a daemon answer on the socket? */
+  async ping(): Promise<boolean> {
+    try {
+      const r = await this.request('status', {});
+      return (r as { ok?: boolean }).ok === true;
+    } catch { return false; }
+  }
+
+  /** One raw request, as a client would send it; resolves to the decoded reply frame. */
+  request(op: string, args: unknown, extra: Record<string, unknown> = {}): Promise<unknown> {
+    return rawRequest(this.socket, JSON.stringify({ v: 1, op, args, ...extra }) + '\n');
+  }
+
+  /** Run a CLI (xrun, xqueue, …, or xlurm) against this daemon. */
+  run(bin: string, args: string[], opts: RunOpts = {}): Promise<RunResult> {
+    return runProcess(process.execPath, [path.join(CLI_BIN, bin), ...args], {
+      env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.home, uid: opts.uid, gid: opts.gid,
+      input: opts.input, timeout: opts.timeout,
+    });
+  }
+
+  /** Start a CLI without waiting for it. */
+  spawnCli(bin: string, args: string[], opts: RunOpts = {}): ChildProcess {
+    return spawn(process.execPath, [path.join(CLI_BIN, bin), ...args], {
+      env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.home, uid: opts.uid, gid: opts.gid,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  }
+
+  async jobs(all = true): Promise<Array<Record<string, unknown>>> {
+    const r = await this.request('queue', { all }) as { ok: boolean; result: Array<Record<string, unknown>> };
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    return r.result;
+  }
+
+  async job(id: number): Promise<Record<string, any>> {
+    const r = await this.request('get', { id }) as { ok: boolean; result: Record<string, any>; error?: unknown };
+    if (!r.ok) throw new Error(JSON.stringify(r.error));
+    return r.result;
+  }
+
+  /** Wait until job `id` reaches one of `states`. */
+  async waitState(id: number, states: string | string[], timeout = 20000): Promise<Record<string, any>> {
+    const want = Array.isArray(states) ? states : [states];
+    return waitFor(async () => { const j = await this.job(id); return want.includes(j.state) ? j : undefined; },
+      { timeout, what: `job ${id} in ${want.join('|')}` });
+  }
+
+  /** Submit through xbatch --wrap and return the id. */
+  async batch(cmd: string, args: string[] = [], opts: RunOpts = {}): Promise<number> {
+    const r = await this.run('xbatch', [...args, '--wrap', cmd], opts);
+    if (r.code !== 0) throw new Error(`xbatch failed (${r.code}): ${r.stderr}`);
+    return Number(r.stdout.trim());
+  }
+
+  /** SIGKILL the daemon (jobs keep running under their supervisors). */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const gone = new Promise((r) => p.once('exit', r));
+    p.kill(signal);
+    await gone;
+  }
+
+  /** Graceful stop through the protocol, then wait for exit. */
+  async stop(): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const gone = new Promise((r) => p.once('exit', r));
+    try { await this.request('stop', {}); } catch { p.kill('SIGTERM'); }
+    const timer = setTimeout(() => p.kill('SIGKILL'), 5000);
+    await gone;
+    clearTimeout(timer);
+  }
+}
+
+/** Start a daemon; it is stopped (and SIGKILLed if need be) at teardown. */
+export async function startDaemon(t: Tap, opts: DaemonOpts = {}): Promise<Daemon> {
+  const home = opts.home ?? tempHome(t);
+  const d = new Daemon(t, home, opts);
+  t.teardown(async () => {
+    await d.stop();
+  });
+  try {
+    await d.start();
+  } catch (e) {
+    t.comment(d.output);
+    throw e;
+  }
+  return d;
+}
+
+export function rawRequest(socket: string, payload: string | Buffer, timeout = 10000): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const s = net.createConnection(socket);
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => { s.destroy(); reject(new Error('request timed out')); }, timeout);
+    s.on('connect', () => s.write(payload));
+    s.on('data', (b: Buffer) => chunks.push(b));
+    s.on('error', (e) => { clearTimeout(timer); reject(e); });
+    s.on('close', () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString();
+      const line = text.split('\n')[0]!;
+      try { resolve(JSON.parse(line)); } catch { reject(new Error(`bad reply: ${JSON.stringify(text.slice(0, 200))}`)); }
+    });
+  });
+}

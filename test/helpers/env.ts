@@ -1,0 +1,18 @@
+/** Paths of the built artifacts the tests run. */
+import * as path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+export const CLI_BIN = path.join(ROOT, 'packages', 'cli', 'bin');
+export const DAEMON_MAIN = path.join(ROOT, 'packages', 'daemon', 'dist', 'main.js');
+export const IS_ROOT = process.getuid?.() === 0;
+
+/** A scrubbed environment for daemons and clients: nothing from the test runner leaks in. */
+export function baseEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+    TZ: 'UTC',
+    HOME: process.env.HOME ?? '/root',
+    ...extra,
+  };
+}

@@ -1,0 +1,57 @@
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Store } from '../../../../packages/daemon/src/store/store';
+
+const owner = { uid: 1000, gid: 1000, name: 'alice' };
+const spec = { command: ['true'], cwd: '/', env: {}, name: 'true', count: 0, kind: null, time_limit: null, script: null };
+
+t.test('ids are never reused, even after the newest jobs are deleted', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-store-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'x.db');
+  let s = new Store(file);
+  const a = s.insert(owner, spec, 1);
+  const b = s.insert(owner, spec, 1);
+  s.finish(b.id, { state: 'COMPLETED', exit_code: 0, finished_at: 2, error: null });
+  s.removeJobs([b.id]);
+  s.close();
+  s = new Store(file);
+  const c = s.insert(owner, spec, 3);
+  t.ok(c.id > b.id && b.id > a.id);
+  t.equal(s.db.pragma('journal_mode', { simple: true }), 'wal');
+  t.equal(s.db.pragma('synchronous', { simple: true }), 2, 'synchronous=FULL');
+  s.close();
+});
+
+t.test('transitions and summaries', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-store-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const s = new Store(path.join(dir, 'x.db'));
+  const j = s.insert(owner, { ...spec, count: 1, device_ids: [2], kind: 'nvidia' }, 10);
+  s.markRunning(j.id, [{ kind: 'nvidia', id: 2, name: 'G', visible: 'GPU-2', npu: null, chip: null }], 11);
+  t.throws(() => s.markRunning(j.id, [], 12), 'only a pending job starts');
+  t.equal(s.finish(j.id, { state: 'FAILED', exit_code: 3, finished_at: 13, error: null }), true);
+  t.equal(s.finish(j.id, { state: 'COMPLETED', exit_code: 0, finished_at: 14, error: null }), false, 'terminal is final');
+  const [sum] = s.recentSummaries(10);
+  t.same(Object.keys(sum!), ['id', 'owner', 'name', 'state', 'count', 'device_ids', 'kind', 'devices', 'submitted_at', 'started_at', 'finished_at']);
+  t.equal(sum!.finished_at, 13);
+  const got = s.get(j.id)!;
+  t.same(got.result, { state: 'FAILED', exit_code: 3, finished_at: 13, error: null });
+  s.close();
+});
+
+t.test('a foreign or corrupt database stops start-up with a clear message', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-store-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const junk = path.join(dir, 'junk.db');
+  fs.writeFileSync(junk, 'this is not sqlite at all, not even close'.repeat(200));
+  t.throws(() => new Store(junk), /cannot open job database .*junk\.db/);
+  const Database = require('better-sqlite3');
+  const foreign = path.join(dir, 'foreign.db');
+  const db = new Database(foreign);
+  db.exec('CREATE TABLE other (x)');
+  db.close();
+  t.throws(() => new Store(foreign), /not an xlurm database/);
+});
