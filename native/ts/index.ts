@@ -63,6 +63,9 @@ export function stepdPath(): string {
 function checkFd(fd: number): void {
   if (!Number.isInteger(fd) || fd < 0) throw new TypeError(`invalid file descriptor: ${fd}`);
 }
+function checkLimit(v: number, what: string): void {
+  if (v !== Infinity && (!Number.isInteger(v) || v < 0)) throw new TypeError(`invalid ${what}: ${v}`);
+}
 function checkId(id: number, what: string): void {
   if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new TypeError(`invalid ${what}: ${id}`);
 }
@@ -77,5 +80,11 @@ export function groupList(name: string, gid: number): number[] {
   return native().groupList(name, gid);
 }
 export function setCloexec(fd: number, on: boolean): void { checkFd(fd); native().setCloexec(fd, on); }
+/** RLIMIT_NOFILE as [soft, hard]; RLIM_INFINITY is reported as Number.MAX_SAFE_INTEGER. */
 export function getNofileLimit(): [number, number] { return native().getNofileLimit(); }
-export function setNofileLimit(soft: number, hard: number): void { native().setNofileLimit(soft, hard); }
+/** Set RLIMIT_NOFILE; Number.MAX_SAFE_INTEGER (or Infinity) means RLIM_INFINITY. */
+export function setNofileLimit(soft: number, hard: number): void {
+  checkLimit(soft, 'soft limit');
+  checkLimit(hard, 'hard limit');
+  native().setNofileLimit(soft, hard);
+}

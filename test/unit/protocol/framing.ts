@@ -1,5 +1,5 @@
 import t from 'tap';
-import { FrameDecoder, { name: 'FrameSyntax' }, { name: 'FrameTooLarge' }, encodeFrame } from '@xlurm/protocol';
+import { FrameDecoder, encodeFrame } from '@xlurm/protocol';
 
 t.test('frames split anywhere decode the same; raw attachments travel as bytes', async (t) => {
   const raw = Buffer.from([0, 10, 255, 10, 13]);
