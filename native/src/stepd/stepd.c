@@ -1,0 +1,511 @@
+/*
+ * xlurm-stepd: supervises one job (spec section 6.3, architecture "A job's path" step 5).
+ *
+ * The daemon starts it in a new session with:
+ *   fd 0  a pipe carrying the job spec (spec.c), read to EOF, then replaced by /dev/null
+ *   fd 1, fd 2  the job log (O_APPEND); our own errors go there as "xlurm: <message>"
+ *   fd 3  the job lock: an open file description on which the daemon holds an exclusive
+ *         flock(2). We keep it open (close-on-exec) until we exit, so the lock means "the
+ *         supervisor is alive", which is how a daemon, even a restarted one, learns the end.
+ *
+ * It becomes a child subreaper, forks the payload into a new process group as the job's owner
+ * (supplementary groups, gid, uid, no_new_privs, cwd, parent-death signal, then exec), enforces
+ * cancellation and the time limit (SIGTERM to the group, SIGKILL 1 s later), kills and reaps
+ * the whole group after the leader exits, and writes the result atomically (result.c).
+ *
+ * Exit status: 0 once a result is written; 1 when no usable result could be written (bad
+ * descriptors, invalid spec, result write failure), with the reason in the log.
+ */
+#include "stepd.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOCK_FD 3
+
+/* Supervision cadence and the grace period between SIGTERM and SIGKILL (spec 6.3). */
+#define POLL_NS (50 * 1000000LL)
+#define GRACE_NS (1000 * 1000000LL)
+#define NS_PER_S 1000000000LL
+
+extern char **environ;
+
+enum reason { REASON_NONE, REASON_CANCELLED, REASON_TIMED_OUT };
+
+struct outcome {
+    enum job_state state;
+    int exit_code;
+    char *error; /* NULL, or from str_join */
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+static void fail(struct outcome *o, const char *a, const char *b, const char *c)
+{
+    o->state = JOB_FAILED;
+    o->exit_code = 1;
+    o->error = str_join(a, b, c);
+}
+
+/* "cannot execute <argv0>: <strerror>" (spec 4.2). */
+static void fail_exec(struct outcome *o, const char *argv0, int err)
+{
+    char *tail = str_join(": ", strerror(err), NULL);
+    fail(o, "cannot execute ", argv0, tail);
+    if (!str_is_static(tail))
+        free(tail);
+}
+
+/* The signals we take synchronously (sigtimedwait) instead of by handler: SIGCHLD wakes the
+ * supervision loop; SIGTERM, SIGINT and SIGUSR1 are cancellation requests; SIGHUP is ignored
+ * (we have no terminal, but someone might still send it). Blocked from the very start, so an
+ * early cancel is remembered instead of killing us before a result is written. */
+static void waited_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGUSR1);
+    sigaddset(set, SIGHUP);
+}
+
+static int is_cancel_signal(int sig)
+{
+    return sig == SIGTERM || sig == SIGINT || sig == SIGUSR1;
+}
+
+/* fds 0-2 must be open before we open anything, or a pipe or result file could land on them
+ * (and a payload's stdout could end up being our exec-error pipe). */
+static void ensure_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int nul = open("/dev/null", O_RDWR);
+        if (nul >= 0 && nul != fd) {
+            dup2(nul, fd);
+            close(nul);
+        }
+    }
+}
+
+/* Close every descriptor above the lock: anything else the daemon leaked by mistake must
+ * neither be held by us for the job's lifetime nor reach the job. close_range(2) (Linux 5.9),
+ * else walk /proc/self/fd. */
+static void close_from(int lowfd)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0u) == 0)
+        return;
+#endif
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    int self = dirfd(d);
+    struct dirent *e;
+    /* Collect first: closing while iterating would disturb the directory stream. */
+    int fds[256];
+    size_t n;
+    do {
+        n = 0;
+        rewinddir(d);
+        while ((e = readdir(d)) && n < sizeof fds / sizeof fds[0]) {
+            uint64_t v;
+            if (parse_u64(e->d_name, 1u << 30, &v) == 0 && (int)v >= lowfd && (int)v != self)
+                fds[n++] = (int)v;
+        }
+        for (size_t i = 0; i < n; i++)
+            close(fds[i]);
+    } while (n == sizeof fds / sizeof fds[0]);
+    closedir(d);
+}
+
+/* A cancel marker exists (written by the daemon on xcancel; spec 5.4). */
+static int cancel_marker(const struct job_spec *spec)
+{
+    return access(spec->cancel_path, F_OK) == 0;
+}
+
+/* A cancellation signal arrived before the payload was started. */
+static int cancel_signal_pending(void)
+{
+    sigset_t pending;
+    if (sigpending(&pending) < 0)
+        return 0;
+    return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1 ||
+           sigismember(&pending, SIGUSR1) == 1;
+}
+
+/* getgrouplist(3) for the owner, growing the array as it asks. */
+static gid_t *owner_groups(const char *name, gid_t gid, int *count)
+{
+    long max = sysconf(_SC_NGROUPS_MAX);
+    int limit = max > 0 && max < (1 << 20) ? (int)max + 1 : 65537;
+    int size = 64;
+    for (;;) {
+        gid_t *groups = malloc((size_t)size * sizeof *groups);
+        if (!groups)
+            return NULL;
+        int n = size;
+        if (getgrouplist(name, gid, groups, &n) >= 0) {
+            *count = n;
+            return groups;
+        }
+        free(groups);
+        if (size >= limit)
+            return NULL;
+        size = n > size ? n : size * 2;
+        if (size > limit)
+            size = limit;
+    }
+}
+
+/* Between fork and exec, in the order spec 6.3 fixes. Any failure sends errno up the
+ * close-on-exec pipe and exits 127; a successful exec closes the pipe (EOF = started). */
+static void __attribute__((noreturn))
+child(const struct job_spec *spec, const gid_t *groups, int ngroups, int errfd, pid_t parent)
+{
+    int err;
+
+    /* Handlers do not survive exec but ignored signals do (our SIGPIPE, or anything the daemon
+     * ignored); the payload starts with every disposition at default and nothing blocked. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            sigaction(sig, &dfl, NULL); /* EINVAL for libc-reserved numbers: fine */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    /* New process group whose id is our pid, so the supervisor can signal and reap the whole
+     * job (including `cmd &` children) with kill(-pgid)/waitpid(-pgid). The parent makes the
+     * same call, so the group exists whichever of us runs first. */
+    if (setpgid(0, 0) < 0)
+        goto fail;
+
+    if (spec->switch_user) {
+        /* setgroups before setresgid before setresuid: after the uid change we could no
+         * longer change groups (credentials(7)). All three ids, so no saved id keeps root. */
+        if (setgroups((size_t)ngroups, groups) < 0)
+            goto fail;
+        if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
+            goto fail;
+        if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
+            goto fail;
+    }
+    /* prctl(2) PR_SET_NO_NEW_PRIVS: setuid binaries and file capabilities can no longer raise
+     * the job's privileges; inherited by every descendant. */
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        goto fail;
+    /* chdir after the identity change, so the owner's own permissions decide (spec 11.6). */
+    if (chdir(spec->cwd) < 0)
+        goto fail;
+    /* PR_SET_PDEATHSIG is cleared by credential changes, hence after setresuid. If the
+     * supervisor died before this point the signal would never come, so check the parent. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        goto fail;
+    if (getppid() != parent)
+        _exit(125);
+
+    /* Exactly the submitted environment; execvp searches the submitted PATH (it reads PATH
+     * from environ). */
+    environ = spec->envp;
+    execvp(spec->argv[0], spec->argv);
+fail:
+    err = errno;
+    while (write(errfd, &err, sizeof err) < 0 && errno == EINTR) {
+    }
+    _exit(127);
+}
+
+/* Signal the job's process group. Both the child and we call setpgid, so the group exists;
+ * should it not (ESRCH while the leader is unreaped), the leader alone still gets the signal. */
+static void signal_job(pid_t pgid, int sig)
+{
+    if (pgid <= 1) /* never kill(-1) / kill(0) */
+        return;
+    if (kill(-pgid, sig) < 0 && errno == ESRCH)
+        kill(pgid, sig);
+}
+
+/* Reaps every exited child without blocking; returns 1 (and the status) once the leader is
+ * among them. As a subreaper our children include orphaned descendants of the job. */
+static int reap_nohang(pid_t leader, int *status)
+{
+    int found = 0, st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        if (pid == leader) {
+            *status = st;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+/* SIGKILL the job's process group and reap every member (blocking), re-sending SIGKILL
+ * before each wait so nothing that appeared meanwhile survives. Members whose parents die
+ * are re-parented to us (subreaper) before their parent can be reaped, so the loop ends only
+ * when no process of the group is left among our children. Then reap any other zombies
+ * (descendants that left the group and already exited). */
+static void kill_and_reap_group(pid_t pgid)
+{
+    int st;
+    if (pgid <= 1) /* never kill(-1) / kill(0) */
+        return;
+    for (;;) {
+        kill(-pgid, SIGKILL);
+        pid_t pid = waitpid(-pgid, &st, 0);
+        if (pid > 0 || (pid < 0 && errno == EINTR))
+            continue;
+        break; /* ECHILD: none left */
+    }
+    while (waitpid(-1, &st, WNOHANG) > 0) {
+    }
+}
+
+/* The supervision loop (spec 6.3): wake on signals, every 50 ms, and exactly at the time-limit
+ * and grace deadlines. Returns once the leader has exited, with its wait status. */
+static void supervise(const struct job_spec *spec, pid_t leader, int64_t start,
+                      enum reason *reason, int *status)
+{
+    sigset_t waited;
+    waited_signals(&waited);
+    int cancel = 0;
+    int64_t term_at = 0;
+    int64_t limit_ns = (int64_t)spec->time_limit * NS_PER_S;
+
+    for (;;) {
+        if (reap_nohang(leader, status))
+            return;
+
+        int64_t now = now_ns();
+        if (*reason == REASON_NONE) {
+            if (cancel || cancel_marker(spec))
+                *reason = REASON_CANCELLED;
+            else if (limit_ns > 0 && now - start >= limit_ns)
+                *reason = REASON_TIMED_OUT;
+            if (*reason != REASON_NONE) {
+                signal_job(leader, SIGTERM);
+                term_at = now;
+            }
+        }
+        if (*reason != REASON_NONE && now - term_at >= GRACE_NS)
+            signal_job(leader, SIGKILL); /* repeated every iteration until the leader is gone */
+
+        int64_t wait = POLL_NS;
+        if (*reason == REASON_NONE && limit_ns > 0 && start + limit_ns - now < wait)
+            wait = start + limit_ns - now;
+        if (*reason != REASON_NONE && term_at + GRACE_NS - now > 0 &&
+            term_at + GRACE_NS - now < wait)
+            wait = term_at + GRACE_NS - now;
+        if (wait < 0)
+            wait = 0;
+
+        struct timespec ts = {(time_t)(wait / NS_PER_S), (long)(wait % NS_PER_S)};
+        int sig = sigtimedwait(&waited, NULL, &ts);
+        if (sig > 0 && is_cancel_signal(sig))
+            cancel = 1;
+        /* SIGCHLD: the next iteration reaps. SIGHUP: ignored. -1 (EAGAIN/EINTR): timeout. */
+    }
+}
+
+/* Everything from identity checks to the reaped process group. */
+static void run_job(const struct job_spec *spec, struct outcome *o)
+{
+    gid_t *groups = NULL;
+    int ngroups = 0;
+    pid_t self = getpid();
+
+    /* prctl(2) PR_SET_CHILD_SUBREAPER: descendants orphaned by the payload (daemons, `cmd &`
+     * whose parent exited) are re-parented to us instead of init, so we can kill and reap
+     * them before the devices are released. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+        fail(o, "cannot enable child subreaper", NULL, NULL);
+        return;
+    }
+
+    /* Cancelled before it started (marker or signal): run nothing. */
+    if (cancel_marker(spec) || cancel_signal_pending()) {
+        o->state = JOB_CANCELLED;
+        o->exit_code = 130;
+        return;
+    }
+
+    if (spec->switch_user) {
+        /* The account is re-resolved now: a uid that was deleted or reassigned to another
+         * name since submission must not run the job under the new account. */
+        struct passwd *pw = getpwuid(spec->uid);
+        if (!pw || strcmp(pw->pw_name, spec->owner) != 0) {
+            fail(o, "job owner's account changed since submission", NULL, NULL);
+            return;
+        }
+        /* The recorded gid (the submitter's effective gid) is the primary group. */
+        groups = owner_groups(spec->owner, spec->gid, &ngroups);
+        if (!groups) {
+            fail(o, "cannot resolve supplementary groups", NULL, NULL);
+            return;
+        }
+    } else if (geteuid() != spec->uid || getegid() != spec->gid) {
+        /* A non-root daemon can only run its own user's jobs; groups stay untouched. */
+        fail(o, "executor cannot assume the submitting user's identity", NULL, NULL);
+        return;
+    }
+
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        fail_exec(o, spec->argv[0], errno);
+        free(groups);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        close(pipefd[0]);
+        close(pipefd[1]);
+        fail_exec(o, spec->argv[0], err);
+        free(groups);
+        return;
+    }
+    if (pid == 0)
+        child(spec, groups, ngroups, pipefd[1], self);
+
+    int64_t start = now_ns();
+    close(pipefd[1]);
+    free(groups);
+    /* Same call as the child's: whichever runs first creates the group. EACCES (the child
+     * already exec'd, so it already did it) and ESRCH (already gone) are fine. */
+    setpgid(pid, pid);
+
+    /* Wait for exec: EOF means it happened (close-on-exec), an int is the child's errno. */
+    int err = 0;
+    ssize_t n;
+    do
+        n = read(pipefd[0], &err, sizeof err);
+    while (n < 0 && errno == EINTR);
+    close(pipefd[0]);
+    if (n == (ssize_t)sizeof err) {
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        kill_and_reap_group(pid);
+        fail_exec(o, spec->argv[0], err);
+        return;
+    }
+
+    enum reason reason = REASON_NONE;
+    int status = 0;
+    supervise(spec, pid, start, &reason, &status);
+    /* The leader is gone; its group goes too, whatever the reason (spec 6.3). */
+    kill_and_reap_group(pid);
+
+    if (reason == REASON_CANCELLED) {
+        o->state = JOB_CANCELLED;
+        o->exit_code = 130;
+    } else if (reason == REASON_TIMED_OUT) {
+        o->state = JOB_TIMED_OUT;
+        o->exit_code = 124;
+    } else {
+        if (WIFEXITED(status))
+            o->exit_code = WEXITSTATUS(status);
+        else if (WIFSIGNALED(status))
+            o->exit_code = 128 + WTERMSIG(status);
+        else
+            o->exit_code = 1;
+        o->state = o->exit_code == 0 ? JOB_COMPLETED : JOB_FAILED;
+    }
+}
+
+static int finish(const char *result_path, const struct outcome *o)
+{
+    int rc = result_write(result_path, o->state, o->exit_code, o->error);
+    if (rc != 0) {
+        char *what = str_join("cannot write job result ", result_path, ": ");
+        say(what, strerror(rc), NULL);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argv;
+    ensure_std_fds();
+
+    /* The job spec arrives on stdin only; arguments are a caller error. */
+    if (argc > 1) {
+        say("invalid worker arguments", NULL, NULL);
+        return 1;
+    }
+
+    /* The inherited lock: it must be open, and must not leak into the job (close-on-exec),
+     * or a payload's background process could hold the lock after we are gone. */
+    int flags = fcntl(LOCK_FD, F_GETFD);
+    if (flags < 0) {
+        say("invalid worker lock descriptor", NULL, NULL);
+        return 1;
+    }
+    if (fcntl(LOCK_FD, F_SETFD, flags | FD_CLOEXEC) < 0) {
+        say("missing inherited worker lock", NULL, NULL);
+        return 1;
+    }
+    close_from(LOCK_FD + 1);
+
+    sigset_t waited;
+    waited_signals(&waited);
+    sigprocmask(SIG_BLOCK, &waited, NULL);
+    /* A vanished log reader must not kill us with SIGPIPE; write errors are handled. */
+    signal(SIGPIPE, SIG_IGN);
+
+    /* The daemon already made us a session leader; EPERM then just says so. A session of our
+     * own keeps the job away from the daemon's terminal and its job-control signals. */
+    setsid();
+
+    struct job_spec spec;
+    if (spec_read(STDIN_FILENO, &spec) < 0) {
+        say("invalid job spec", NULL, NULL);
+        if (spec.result_path) {
+            struct outcome bad = {JOB_FAILED, 1, "invalid job spec"};
+            finish(spec.result_path, &bad);
+        }
+        return 1;
+    }
+
+    /* The payload's stdin is /dev/null (never the daemon's spec pipe). */
+    struct outcome o = {JOB_FAILED, 1, NULL};
+    int nul = open("/dev/null", O_RDONLY | O_CLOEXEC); /* dup2 below clears CLOEXEC on fd 0 */
+    if (nul < 0 || dup2(nul, STDIN_FILENO) < 0) {
+        fail(&o, "cannot open /dev/null: ", strerror(errno), NULL);
+        return finish(spec.result_path, &o);
+    }
+    if (nul != STDIN_FILENO)
+        close(nul);
+
+    /* Files the job creates are owner-only by default (spec 1, 11.4). */
+    umask(077);
+
+    run_job(&spec, &o);
+    /* The lock (fd 3) is released by exit, after the result is durable. */
+    return finish(spec.result_path, &o);
+}

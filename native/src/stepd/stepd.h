@@ -1,0 +1,58 @@
+/*
+ * xlurm-stepd: the per-job supervisor. Shared declarations of its few source files:
+ *   stepd.c   main: descriptors, signals, identity, fork/exec, supervision, reaping
+ *   spec.c    the job spec read from stdin (NUL-separated, see spec_read)
+ *   result.c  the result file (compact JSON, written atomically)
+ *   util.c    error output and number parsing
+ */
+#ifndef XLURM_STEPD_H
+#define XLURM_STEPD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Magic first string of the spec; bump the number on any format change. */
+#define STEPD_SPEC_MAGIC "XLURM-STEPD-1"
+
+/* The job spec. Every string points into one buffer owned by spec_read's caller for the rest
+ * of the process's life. argv and envp are NULL-terminated, ready for execvp/environ. */
+struct job_spec {
+    uint64_t job_id;
+    const char *result_path; /* absolute; NULL until parsed (also on an invalid spec) */
+    const char *cancel_path; /* absolute */
+    uid_t uid;
+    gid_t gid;
+    const char *owner;       /* account name recorded at submission */
+    int switch_user;         /* 1: become uid/gid with owner's groups; 0: must already be them */
+    const char *cwd;
+    uint64_t time_limit;     /* seconds; 0 = none */
+    size_t argc;
+    char **argv;
+    size_t envc;
+    char **envp;
+};
+
+/* Reads fd to EOF and parses the spec. Returns 0 when valid, -1 when not; on -1,
+ * spec->result_path is still set when the spec got that far (so a FAILED result can be
+ * written). */
+int spec_read(int fd, struct job_spec *spec);
+
+enum job_state { JOB_COMPLETED, JOB_FAILED, JOB_CANCELLED, JOB_TIMED_OUT };
+
+/* Writes the result atomically (<path-without-ext>.tmp.<pid>, fsync, rename, fsync dir).
+ * error may be NULL (JSON null). Returns 0, or an errno value. */
+int result_write(const char *path, enum job_state state, int exit_code, const char *error);
+
+/* Writes "xlurm: " a b c "\n" to stderr (the job log) in one write; b and c may be NULL. */
+void say(const char *a, const char *b, const char *c);
+
+/* Joins up to three strings into a new heap string; never NULL (falls back to a static
+ * "out of memory" text, which must then not be freed: check with str_is_static). */
+char *str_join(const char *a, const char *b, const char *c);
+int str_is_static(const char *s);
+
+/* Parses a plain decimal (digits only, no sign or spaces) no larger than max. 0 on success. */
+int parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+#endif

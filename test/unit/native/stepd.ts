@@ -1,0 +1,388 @@
+// xlurm-stepd, the per-job supervisor (spec 6.3), spawned the way the daemon does it: spec on
+// stdin, the job log on fds 1 and 2, the flocked job lock on fd 3, a new session. Needs
+// `npm run build:native`. Multi-user cases run only as root (with the existing nobody account).
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
+import { accountByUid, flockExclusive, stepdPath } from '../../../native/ts/index';
+
+type Tap = typeof t;
+
+interface Outcome {
+  state: 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+  exit_code: number;
+  finished_at: number;
+  error: string | null;
+}
+
+interface JobOptions {
+  argv: (string | Buffer)[];
+  env?: (string | Buffer)[];
+  cwd?: string;
+  timeLimit?: number;
+  switchUser?: boolean;
+  uid?: number;
+  gid?: number;
+  owner?: string;
+  /** Replace the whole spec (malformed-input cases). */
+  rawSpec?: Buffer;
+  /** Create the cancel marker before starting. */
+  cancelBefore?: boolean;
+  /** Arguments for xlurm-stepd itself (it takes none). */
+  args?: string[];
+  /** Do not pass a lock descriptor on fd 3. */
+  noLock?: boolean;
+  /** Runs while stepd is alive, after the spec was written. */
+  during?: (ctx: { child: ChildProcess; dir: string; lockPath: string }) => Promise<void>;
+}
+
+interface JobRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  dir: string;
+  log: Buffer;
+  logText: string;
+  resultPath: string;
+  result: Outcome | null;
+  resultRaw: string | null;
+  pid: number;
+  elapsedMs: number;
+}
+
+const DEFAULT_ENV = ['PATH=/usr/local/bin:/usr/bin:/bin'];
+const euid = process.geteuid!();
+const egid = process.getegid!();
+const isRoot = euid === 0;
+
+/** Poll `pred` every 10 ms until it holds, failing after `ms`. */
+async function waitFor(pred: () => boolean, what: string, ms = 10000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await delay(10);
+  }
+}
+
+function nul(parts: (string | Buffer)[]): Buffer {
+  return Buffer.concat(parts.flatMap(p => [Buffer.isBuffer(p) ? p : Buffer.from(p), Buffer.alloc(1)]));
+}
+
+function buildSpec(dir: string, o: JobOptions): Buffer {
+  const env = o.env ?? DEFAULT_ENV;
+  const uid = o.uid ?? euid;
+  return nul([
+    'XLURM-STEPD-1', '7',
+    path.join(dir, '7.result'), path.join(dir, '7.cancel'),
+    String(uid), String(o.gid ?? egid),
+    o.owner ?? accountByUid(uid)?.name ?? 'unknown',
+    o.switchUser ? '1' : '0',
+    o.cwd ?? dir,
+    String(o.timeLimit ?? 0),
+    String(o.argv.length), ...o.argv,
+    String(env.length), ...env,
+  ]);
+}
+
+let jobSeq = 0;
+
+async function runJob(t: Tap, o: JobOptions): Promise<JobRun> {
+  if (!fs.existsSync(t.testdirName)) t.testdir();
+  const dir = path.join(t.testdirName, `job-${++jobSeq}`);
+  fs.mkdirSync(dir, { recursive: true });
+  const lockPath = path.join(dir, '7.lock');
+  const logPath = path.join(dir, '7.log');
+  const resultPath = path.join(dir, '7.result');
+  if (o.cancelBefore) fs.writeFileSync(path.join(dir, '7.cancel'), 'true\n');
+
+  // As the daemon does (spec 6.1): lock taken before the spawn, log opened for append.
+  const lockFd = fs.openSync(lockPath, 'w+', 0o600);
+  t.equal(flockExclusive(lockFd), true, 'lock taken before spawn');
+  const logFd = fs.openSync(logPath, 'a', 0o600);
+  const stdio: ('pipe' | number)[] = ['pipe', logFd, logFd];
+  if (!o.noLock) stdio.push(lockFd);
+
+  const started = Date.now();
+  const child = spawn(stepdPath(), o.args ?? [], { stdio, detached: true });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  // Our copies go; the lock now lives only through stepd's fd 3.
+  fs.closeSync(lockFd);
+  fs.closeSync(logFd);
+  child.stdin!.on('error', () => { /* stepd may exit before reading everything */ });
+  child.stdin!.end(o.rawSpec ?? buildSpec(dir, o));
+
+  if (o.during) await o.during({ child, dir, lockPath });
+  const [code, signal] = await exited;
+  const elapsedMs = Date.now() - started;
+  const log = fs.readFileSync(logPath);
+  const resultRaw = fs.existsSync(resultPath) ? fs.readFileSync(resultPath, 'utf8') : null;
+  return {
+    code, signal, dir, log, logText: log.toString('utf8'), resultPath, resultRaw,
+    result: resultRaw === null ? null : (JSON.parse(resultRaw) as Outcome),
+    pid: child.pid!, elapsedMs,
+  };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw e;
+  }
+}
+
+const built = fs.existsSync(path.resolve(__dirname, '../../../native/build/Release/xlurm-stepd'));
+if (!built) {
+  t.plan(0, 'xlurm-stepd not built (npm run build:native)');
+} else {
+  t.test('a successful job: COMPLETED 0, atomic 0600 result, exit 0', async t => {
+    const before = Math.floor(Date.now() / 1000);
+    const r = await runJob(t, { argv: ['true'] });
+    t.equal(r.code, 0);
+    t.match(r.result, { state: 'COMPLETED', exit_code: 0, error: null });
+    t.ok(r.result!.finished_at >= before && r.result!.finished_at <= Date.now() / 1000 + 1, 'finished_at is unix seconds');
+    t.match(r.resultRaw, /^\{"state":"COMPLETED","exit_code":0,"finished_at":\d+,"error":null\}\n$/);
+    t.equal(fs.statSync(r.resultPath).mode & 0o777, 0o600, 'result is 0600');
+    t.same(fs.readdirSync(r.dir).filter(f => f.includes('.tmp.')), [], 'no temp file left');
+    t.equal(r.logText, '');
+  });
+
+  t.test('exit status and signals', async t => {
+    const seven = await runJob(t, { argv: ['sh', '-c', 'exit 7'] });
+    t.equal(seven.code, 0);
+    t.match(seven.result, { state: 'FAILED', exit_code: 7, error: null });
+    const killed = await runJob(t, { argv: ['sh', '-c', 'kill -KILL $$'] });
+    t.match(killed.result, { state: 'FAILED', exit_code: 128 + 9, error: null });
+    const termed = await runJob(t, { argv: ['sh', '-c', 'kill -TERM $$'] });
+    t.match(termed.result, { state: 'FAILED', exit_code: 128 + 15, error: null }, 'own SIGTERM is not a cancel');
+  });
+
+  t.test('a program that cannot be executed', async t => {
+    const r = await runJob(t, { argv: ['nosuchcmd-xlurm-test', 'arg'] });
+    t.equal(r.code, 0);
+    t.same(r.result && { ...r.result, finished_at: 0 }, {
+      state: 'FAILED', exit_code: 1, finished_at: 0,
+      error: 'cannot execute nosuchcmd-xlurm-test: No such file or directory',
+    });
+    t.equal(r.logText, '', 'the error goes to the result, not the log');
+
+    const noDir = await runJob(t, { argv: ['true'], cwd: '/nonexistent-xlurm-test' });
+    t.match(noDir.result, { state: 'FAILED', exit_code: 1, error: 'cannot execute true: No such file or directory' });
+
+    // argv[0] is user bytes: quotes, control characters and invalid UTF-8 stay valid JSON.
+    const odd = await runJob(t, { argv: [Buffer.from('no"such\\cmd\n\u00e9\x01'), Buffer.from([0x62, 0xff, 0x63])] });
+    t.equal(odd.result?.error, 'cannot execute no"such\\cmd\n\u00e9\x01: No such file or directory');
+    const bad = await runJob(t, { argv: [Buffer.from([0x78, 0xff, 0xc3, 0x28])] });
+    t.equal(bad.result?.error, 'cannot execute x\ufffd\ufffd(: No such file or directory');
+  });
+
+  t.test('environment is exactly the submitted one, byte for byte', async t => {
+    const env = [
+      'PATH=/usr/bin:/bin',
+      'FOO=bar baz',
+      Buffer.concat([Buffer.from('BYTES='), Buffer.from([0xff, 0xfe, 0x80])]),
+      'EMPTY=',
+      'MULTI=a\nb=c',
+    ];
+    const r = await runJob(t, { argv: ['env', '-0'], env });
+    t.match(r.result, { state: 'COMPLETED' });
+    t.same(r.log, nul(env));
+
+    // PATH lookup uses the submitted PATH, not stepd's.
+    const bin = path.join(t.testdir(), 'bin');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, 'xlurm-hello'), '#!/bin/sh\necho hello from path\n', { mode: 0o755 });
+    const p = await runJob(t, { argv: ['xlurm-hello'], env: [`PATH=${bin}:/usr/bin:/bin`] });
+    t.equal(p.logText, 'hello from path\n');
+    const np = await runJob(t, { argv: ['true'], env: ['PATH=/nonexistent-xlurm'] });
+    t.match(np.result, { state: 'FAILED', error: 'cannot execute true: No such file or directory' });
+  });
+
+  t.test('cwd, umask, stdin, descriptors, process group and session', async t => {
+    const dir = fs.realpathSync(t.testdir());
+    const cwd = await runJob(t, { argv: ['pwd'], cwd: dir });
+    t.equal(cwd.logText, `${dir}\n`);
+
+    const r = await runJob(t, {
+      argv: ['sh', '-c', 'umask; readlink /proc/self/fd/0; ls /proc/$$/fd | tr "\\n" " "; echo; echo $$ $(ps -o pgid= -p $$) $(ps -o sid= -p $$)'],
+    });
+    const [umask, stdin, fds, ids] = r.logText.split('\n');
+    t.equal(umask, '0077', 'umask 077');
+    t.equal(stdin, '/dev/null', 'stdin is /dev/null');
+    t.equal(fds.trim(), '0 1 2', 'only stdin/stdout/stderr reach the job (the lock does not)');
+    const [pid, pgid, sid] = ids.trim().split(/\s+/).map(Number);
+    t.equal(pgid, pid, 'new process group whose id is the leader pid');
+    t.equal(sid, r.pid, 'in the supervisor\'s session');
+    t.not(pgid, r.pid);
+  });
+
+  t.test('the lock is held while stepd runs and free after it exits', async t => {
+    let heldDuring: boolean | undefined;
+    const r = await runJob(t, {
+      argv: ['sh', '-c', 'echo started > started; exec sleep 1000'],
+      during: async ({ child, dir, lockPath }) => {
+        await waitFor(() => fs.existsSync(path.join(dir, 'started')), 'job start');
+        const fd = fs.openSync(lockPath, 'r+');
+        try {
+          heldDuring = flockExclusive(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+        child.kill('SIGUSR1');
+      },
+    });
+    t.equal(heldDuring, false, 'another open file description cannot take the lock');
+    const fd = fs.openSync(path.join(r.dir, '7.lock'), 'r+');
+    t.teardown(() => fs.closeSync(fd));
+    t.equal(flockExclusive(fd), true, 'free once stepd is gone');
+  });
+
+  t.test('cancel by signal: SIGUSR1, SIGTERM, SIGINT', async t => {
+    for (const sig of ['SIGUSR1', 'SIGTERM', 'SIGINT'] as const) {
+      const r = await runJob(t, {
+        argv: ['sh', '-c', 'echo started > started; exec sleep 1000'],
+        during: async ({ child, dir }) => {
+          await waitFor(() => fs.existsSync(path.join(dir, 'started')), 'job start');
+          child.kill(sig);
+        },
+      });
+      t.equal(r.code, 0, `${sig}: stepd exits 0`);
+      t.match(r.result, { state: 'CANCELLED', exit_code: 130, error: null }, `${sig}: cancelled`);
+      t.ok(r.elapsedMs < 5000, `${sig}: promptly`);
+    }
+  });
+
+  t.test('cancel by marker file', async t => {
+    const r = await runJob(t, {
+      argv: ['sh', '-c', 'echo started > started; exec sleep 1000'],
+      during: async ({ dir }) => {
+        await waitFor(() => fs.existsSync(path.join(dir, 'started')), 'job start');
+        fs.writeFileSync(path.join(dir, '7.cancel'), 'true\n');
+      },
+    });
+    t.match(r.result, { state: 'CANCELLED', exit_code: 130, error: null });
+  });
+
+  t.test('a cancel marker present before the start: nothing runs', async t => {
+    const r = await runJob(t, { argv: ['sh', '-c', 'echo ran > ran; echo ran'], cancelBefore: true });
+    t.equal(r.code, 0);
+    t.match(r.result, { state: 'CANCELLED', exit_code: 130, error: null });
+    t.notOk(fs.existsSync(path.join(r.dir, 'ran')), 'the command did not run');
+    t.equal(r.logText, '');
+  });
+
+  t.test('time limit: TIMED_OUT 124 after the limit', async t => {
+    const r = await runJob(t, { argv: ['sleep', '1000'], timeLimit: 1 });
+    t.equal(r.code, 0);
+    t.match(r.result, { state: 'TIMED_OUT', exit_code: 124, error: null });
+    t.ok(r.elapsedMs >= 1000, `not before the limit (${r.elapsedMs} ms)`);
+    t.ok(r.elapsedMs < 5000, `soon after it (${r.elapsedMs} ms)`);
+
+    const quick = await runJob(t, { argv: ['true'], timeLimit: 60 });
+    t.match(quick.result, { state: 'COMPLETED', exit_code: 0 }, 'a job within its limit completes');
+  });
+
+  t.test('SIGTERM ignored by the job: SIGKILL after the 1 s grace', async t => {
+    const r = await runJob(t, {
+      argv: ['bash', '-c', 'trap "" TERM; echo started > started; sleep 1000; echo survived'],
+      during: async ({ child, dir }) => {
+        await waitFor(() => fs.existsSync(path.join(dir, 'started')), 'job start');
+        child.kill('SIGTERM');
+      },
+    });
+    t.match(r.result, { state: 'CANCELLED', exit_code: 130 });
+    t.ok(r.elapsedMs >= 1000, `escalation waited for the grace period (${r.elapsedMs} ms)`);
+    t.notMatch(r.logText, /survived/);
+  });
+
+  t.test('background descendants are killed and reaped when the leader exits', async t => {
+    // The leader starts a grandchild that ignores SIGTERM (and its sleep), waits until both
+    // pids are written, and exits 0 right away.
+    const script = [
+      `bash -c 'trap "" TERM; echo $$ > inner.pid; sleep 1000 & echo $! > sleep.pid; wait' &`,
+      'while [ ! -s sleep.pid ]; do :; done',
+      'exit 0',
+    ].join('\n');
+    const r = await runJob(t, { argv: ['bash', '-c', script] });
+    t.match(r.result, { state: 'COMPLETED', exit_code: 0 });
+    const inner = Number(fs.readFileSync(path.join(r.dir, 'inner.pid'), 'utf8'));
+    const sleeper = Number(fs.readFileSync(path.join(r.dir, 'sleep.pid'), 'utf8'));
+    t.ok(inner > 0 && sleeper > 0);
+    // stepd reaped them before exiting, so they should already be gone; poll to be fair.
+    await waitFor(() => !alive(inner) && !alive(sleeper), 'grandchildren to disappear', 5000);
+    t.pass('grandchildren are gone');
+  });
+
+  t.test('identity checks', async t => {
+    const other = isRoot ? 65534 : 0;
+    const r = await runJob(t, { argv: ['true'], uid: other, gid: other, owner: 'whoever' });
+    t.match(r.result, { state: 'FAILED', exit_code: 1, error: "executor cannot assume the submitting user's identity" });
+
+    const changed = await runJob(t, { argv: ['true'], switchUser: true, uid: 0, gid: 0, owner: 'not-root-xlurm' });
+    t.match(changed.result, { state: 'FAILED', exit_code: 1, error: "job owner's account changed since submission" });
+
+    const gone = await runJob(t, { argv: ['true'], switchUser: true, uid: 3999999999, gid: 0, owner: 'ghost' });
+    t.match(gone.result, { state: 'FAILED', exit_code: 1, error: "job owner's account changed since submission" });
+  });
+
+  t.test('as root: runs as the owner with groups, saved ids and no_new_privs', { skip: !isRoot && 'needs root' }, async t => {
+    const nobody = accountByUid(65534);
+    if (!nobody) return t.skip('no account with uid 65534');
+    const r = await runJob(t, {
+      argv: ['sh', '-c', 'id -u; id -g; id -G; grep -E "^(Uid|Gid|Groups|NoNewPrivs):" /proc/self/status'],
+      switchUser: true, uid: 65534, gid: 65534, owner: nobody.name, cwd: '/',
+    });
+    t.match(r.result, { state: 'COMPLETED', exit_code: 0 });
+    const lines = r.logText.split('\n');
+    t.equal(lines[0], '65534', 'id -u');
+    t.equal(lines[1], '65534', 'id -g');
+    t.equal(lines[2], '65534', 'id -G: only the owner\'s groups');
+    t.match(r.logText, /^Uid:\t65534\t65534\t65534\t65534$/m, 'real, effective, saved and fs uid');
+    t.match(r.logText, /^Gid:\t65534\t65534\t65534\t65534$/m, 'real, effective, saved and fs gid');
+    t.match(r.logText, /^Groups:\t65534 ?$/m);
+    t.match(r.logText, /^NoNewPrivs:\t1$/m, 'no_new_privs');
+
+    // chdir happens after the identity change: a directory only root can enter fails.
+    const privateDir = path.join(t.testdirName, 'private'); // testdir exists: runJob made it
+    fs.mkdirSync(privateDir, { mode: 0o700, recursive: true });
+    fs.chmodSync(privateDir, 0o700);
+    const denied = await runJob(t, { argv: ['true'], switchUser: true, uid: 65534, gid: 65534, owner: nobody.name, cwd: privateDir });
+    t.match(denied.result, { state: 'FAILED', exit_code: 1, error: 'cannot execute true: Permission denied' });
+  });
+
+  t.test('malformed input', async t => {
+    const garbage = await runJob(t, { argv: [], rawSpec: Buffer.from('not a spec') });
+    t.equal(garbage.code, 1);
+    t.equal(garbage.logText, 'xlurm: invalid job spec\n');
+    t.equal(garbage.result, null, 'no result without a result path');
+
+    // The result path was readable, the rest is not: a FAILED result is still written.
+    const half = await runJob(t, {
+      argv: [],
+      rawSpec: nul(['XLURM-STEPD-1', '7', path.join(t.testdirName, `job-${jobSeq + 1}`, '7.result'), '/c', 'not-a-uid']),
+    });
+    t.equal(half.code, 1);
+    t.equal(half.logText, 'xlurm: invalid job spec\n');
+    t.match(half.result, { state: 'FAILED', exit_code: 1, error: 'invalid job spec' });
+
+    const trailing = await runJob(t, { argv: [], rawSpec: Buffer.concat([buildSpec('/tmp', { argv: ['true'] }), Buffer.from('x')]) });
+    t.equal(trailing.code, 1, 'bytes after the last string are refused');
+    const noArgv = await runJob(t, { argv: [] });
+    t.equal(noArgv.code, 1, 'argc must be at least 1');
+    const badEnv = await runJob(t, { argv: ['true'], env: ['NOEQUALS'] });
+    t.equal(badEnv.code, 1, 'env entries are KEY=VALUE');
+
+    const noLock = await runJob(t, { argv: ['true'], noLock: true });
+    t.equal(noLock.code, 1);
+    t.equal(noLock.logText, 'xlurm: invalid worker lock descriptor\n');
+    t.equal(noLock.result, null);
+
+    const args = await runJob(t, { argv: ['true'], args: ['7'] });
+    t.equal(args.code, 1);
+    t.equal(args.logText, 'xlurm: invalid worker arguments\n');
+  });
+}
