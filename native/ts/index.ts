@@ -12,6 +12,33 @@ export interface PeerCred { pid: number; uid: number; gid: number }
 /** A passwd entry (getpwuid_r(3)). */
 export interface Account { name: string; uid: number; gid: number; dir: string; shell: string }
 
+/**
+ * A device found by a vendor library at discovery (vendor-neutral).
+ * `uuid` is the stable identity the daemon shows as `visible`; `error` is set
+ * (and the other fields may be empty) when the device was seen but could not
+ * be identified: the daemon leaves it out of the inventory and logs why.
+ */
+export interface RawDevice { id: number; uuid: string; name: string; npu: number | null; chip: number | null; error: string | null }
+
+/**
+ * One device's answer to a probe (vendor-neutral). `error` set: some query
+ * failed, timed out or gave an invalid answer ("<query>: <driver text> (<code>)",
+ * "<query> timed out after N ms"); the device is then unknown. Otherwise
+ * `uuid` is its identity now, `processes` the host PIDs of compute processes
+ * on it (null: not established), `health` the library's verdict (null: the
+ * library has no health query).
+ */
+export interface ProbeRow {
+  id: number;
+  uuid: string | null;
+  processes: number[] | null;
+  health: 'ok' | 'unhealthy' | null;
+  error: string | null;
+}
+
+/** An opened vendor library (a number the addon maps to the library and its worker thread). */
+export type DeviceHandle = number & { readonly __deviceHandle: unique symbol };
+
 /** The contract with C++: every export of xlurm_native.node. */
 export interface XlurmNative {
   peerCred(fd: number): PeerCred;
@@ -28,6 +55,16 @@ export interface XlurmNative {
   /** getrlimit/setrlimit for RLIMIT_NOFILE: [soft, hard]. */
   getNofileLimit(): [number, number];
   setNofileLimit(soft: number, hard: number): void;
+  /** Vendor kinds compiled into this build (`nvidia`, …). */
+  deviceVendors(): string[];
+  /** dlopen the first loadable path, resolve symbols, initialise; bounded; throws Error(reason). */
+  deviceOpen(kind: string, paths: string[], timeoutMs: number): number;
+  /** Enumerate devices (bounded, synchronous); throws Error(reason). */
+  deviceDiscover(handle: number, timeoutMs: number): RawDevice[];
+  /** Query devices on the library's own thread; resolves (never rejects) by the deadline. */
+  deviceProbe(handle: number, ids: number[], deadlineMs: number): Promise<ProbeRow[]>;
+  /** Shut the library down (bounded; skipped while a call is hung); the handle is invalid afterwards. */
+  deviceClose(handle: number, timeoutMs: number): void;
 }
 
 const here = path.resolve(__dirname, '..');
@@ -87,4 +124,61 @@ export function setNofileLimit(soft: number, hard: number): void {
   checkLimit(soft, 'soft limit');
   checkLimit(hard, 'hard limit');
   native().setNofileLimit(soft, hard);
+}
+
+// ----- vendor device libraries (src/addon/device.cc) -----------------------------------------
+
+function checkMs(ms: number, what: string): void {
+  if (!Number.isInteger(ms) || ms < 1 || ms > 0x7fffffff) throw new TypeError(`invalid ${what}: ${ms}`);
+}
+function checkHandle(h: DeviceHandle): void {
+  if (!Number.isInteger(h) || h < 1 || h > 0xffffffff) throw new TypeError(`invalid device handle: ${h}`);
+}
+
+/** Vendor kinds the addon can open (`nvidia`, …). */
+export function deviceVendors(): string[] { return native().deviceVendors(); }
+
+/**
+ * Open a vendor library: dlopen each of `paths` in order until one loads
+ * (a bare soname uses the dynamic loader's search), resolve the vendor's
+ * symbols and initialise it, on the library's own worker thread, waiting at
+ * most `timeoutMs`. Throws an Error whose message says why (`cannot load
+ * library: …`, `nvmlInit_v2: Driver Not Loaded (9)`, `dlopen timed out after N ms`).
+ * Paths come from the daemon's own configuration, never from a job.
+ */
+export function deviceOpen(kind: string, paths: readonly string[], timeoutMs: number): DeviceHandle {
+  if (typeof kind !== 'string' || kind === '') throw new TypeError('invalid device kind');
+  if (!Array.isArray(paths) || paths.length === 0 || paths.some((p) => typeof p !== 'string' || p === '' || p.includes('\0'))) {
+    throw new TypeError('invalid library path list');
+  }
+  checkMs(timeoutMs, 'timeout');
+  return native().deviceOpen(kind, [...paths], timeoutMs) as DeviceHandle;
+}
+
+/** Enumerate the library's devices (synchronous, at most `timeoutMs`); throws Error(reason). */
+export function deviceDiscover(handle: DeviceHandle, timeoutMs: number): RawDevice[] {
+  checkHandle(handle);
+  checkMs(timeoutMs, 'timeout');
+  return native().deviceDiscover(handle, timeoutMs);
+}
+
+/**
+ * Probe devices by id off the event loop. Resolves with one row per id, in
+ * order, within `deadlineMs`: a driver call still running at the deadline
+ * yields rows with `error: "<call> timed out after N ms"`, and until that
+ * call returns every later probe of the library answers the same at once.
+ */
+export function deviceProbe(handle: DeviceHandle, ids: readonly number[], deadlineMs: number): Promise<ProbeRow[]> {
+  checkHandle(handle);
+  if (!Array.isArray(ids)) throw new TypeError('invalid device id list');
+  for (const id of ids) checkId(id, 'device id');
+  checkMs(deadlineMs, 'deadline');
+  return native().deviceProbe(handle, [...ids], deadlineMs);
+}
+
+/** Shut the library down (at most `timeoutMs`; skipped while a call is hung). */
+export function deviceClose(handle: DeviceHandle, timeoutMs: number): void {
+  checkHandle(handle);
+  checkMs(timeoutMs, 'timeout');
+  native().deviceClose(handle, timeoutMs);
 }

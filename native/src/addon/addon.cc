@@ -13,6 +13,7 @@ constexpr Initialiser kInitialisers[] = {
     xlurm::InitAccounts,
     xlurm::InitFd,
     xlurm::InitRlimit,
+    xlurm::InitDevices,
 };
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {

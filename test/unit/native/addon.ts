@@ -14,7 +14,8 @@ if (!built) {
 } else {
   t.test('exports exactly the XlurmNative contract', async t => {
     t.same(Object.keys(native.native()).sort(), [
-      'accountByUid', 'flockExclusive', 'flockUnlock', 'getNofileLimit', 'groupList',
+      'accountByUid', 'deviceClose', 'deviceDiscover', 'deviceOpen', 'deviceProbe', 'deviceVendors',
+      'flockExclusive', 'flockUnlock', 'getNofileLimit', 'groupList',
       'peerCred', 'setCloexec', 'setNofileLimit',
     ]);
   });
