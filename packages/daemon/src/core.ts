@@ -92,7 +92,7 @@ export class Core {
     if (this.pending.size === 0) return;
     const pending: PendingJob[] = [];
     for (const j of this.pending.values()) {
-      pending.push({ id: j.id, count: j.spec.count, kind: j.spec.kind ?? null, deviceIds: j.spec.device_ids });
+      pending.push({ id: j.id, count: j.spec.count, kind: j.spec.kind ?? null, deviceIds: j.spec.device_ids, excludeIds: j.spec.exclude_ids });
     }
     const decisions = schedule({
       pending, running: this.running.size, maxRunning: this.cfg.maxRunning,

@@ -55,6 +55,9 @@ export const Submission = Type.Object({
   name: Type.String({ maxLength: 4096 }),
   count: Type.Integer({ minimum: 0, maximum: 1024, description: 'number of devices; 0 = CPU only' }),
   device_ids: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: 0xffffffff }), { maxItems: 1024 })),
+  exclude_ids: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: 0xffffffff }), {
+    maxItems: 4096, description: 'per-job exclusion (-x): device ids this job must not get; not with device_ids; omitted when absent',
+  })),
   kind: Type.Optional(Nullable(DeviceKind)),
   time_limit: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }))),
   script: Type.Optional(Nullable(Type.String())),

@@ -4,6 +4,7 @@
  * is not excluded and not held by a running job, is free.
  */
 import type { Device, DeviceView } from '@xlurm/protocol';
+import { KIND_LABEL } from '@xlurm/protocol';
 import { deviceKey } from '../scheduler/allocate';
 import type { Backend, ProbeResult } from './backend';
 
@@ -17,6 +18,14 @@ export class DeviceManager {
   private timer: NodeJS.Timeout | undefined;
   private probing = new Set<Backend>();
   private reprobeWanted = new Set<Backend>();
+  /**
+   * Devices released by a job and not yet re-probed: key → the number of the
+   * last probe started before the release. Such a device is not free until a
+   * probe started after the release has answered (a job may leave a process
+   * on it).
+   */
+  private readonly stale = new Map<string, number>();
+  private probeSeq = 0;
 
   constructor(
     private readonly backends: Backend[],
@@ -38,7 +47,7 @@ export class DeviceManager {
     const free = new Set<string>();
     for (const d of this.inventory) {
       const k = deviceKey(d);
-      if (this.status.get(k)?.status === 'idle' && !this.excluded.has(d.id) && !this.allocated.has(k)) free.add(k);
+      if (this.status.get(k)?.status === 'idle' && !this.excluded.has(d.id) && !this.allocated.has(k) && !this.stale.has(k)) free.add(k);
     }
     return free;
   }
@@ -54,11 +63,13 @@ export class DeviceManager {
     for (const d of devices) {
       const k = deviceKey(d);
       this.allocated.delete(k);
-      // Until the re-probe answers, the device is not known to be idle.
       const b = this.backends.find((x) => x.kind === d.kind);
-      if (b) touched.add(b);
+      if (!b) continue;
+      // Until a probe started from now on answers, the device is not known to be idle.
+      this.stale.set(k, this.probeSeq);
+      touched.add(b);
     }
-    for (const b of touched) this.probeBackend(b);
+    for (const b of touched) void this.probeBackend(b);
   }
 
   /** Initial probe (awaited at start-up) and the periodic poll. */
@@ -81,6 +92,7 @@ export class DeviceManager {
   private async probeBackend(b: Backend): Promise<void> {
     if (this.probing.has(b)) { this.reprobeWanted.add(b); return; }
     this.probing.add(b);
+    const seq = ++this.probeSeq;
     try {
       const ids = b.devices.map((d) => d.id);
       let results: Map<number, ProbeResult>;
@@ -93,6 +105,11 @@ export class DeviceManager {
       for (const d of b.devices) {
         const k = deviceKey(d);
         const r = results.get(d.id) ?? { status: 'unknown' as const, error: 'device missing from probe' };
+        const staleSince = this.stale.get(k);
+        if (staleSince !== undefined && staleSince < seq) {
+          this.stale.delete(k);
+          changed = true;
+        }
         const prev = this.status.get(k);
         if (!prev || prev.status !== r.status || prev.error !== r.error) {
           changed = true;
@@ -109,7 +126,7 @@ export class DeviceManager {
 
   /** Log a change of error and the recovery once, not every poll. */
   private logTransition(d: Device, prev: ProbeResult | undefined, r: ProbeResult): void {
-    const name = `${d.kind}:${d.id}`;
+    const name = `${KIND_LABEL[d.kind]}:${d.id}`;
     if (r.status === 'unknown' && (prev?.error !== r.error)) this.log(`device ${name} unknown: ${r.error ?? 'no answer'}`);
     else if (prev?.status === 'unknown' && r.status !== 'unknown') this.log(`device ${name} recovered: ${r.status}`);
     else if (r.status === 'unhealthy' && prev?.status !== 'unhealthy') this.log(`device ${name} unhealthy`);

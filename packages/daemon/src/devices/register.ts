@@ -1,7 +1,10 @@
 /**
- * Registers the vendor backends compiled into this build with discovery.
- * Each vendor module adds its factory to FACTORIES here.
+ * Registers the vendor backends compiled into this build with discovery:
+ * one line per vendor (the vendor module exports its BackendFactory).
  */
+import { FACTORIES } from './discovery';
+import { nvidia } from './nvidia';
+
 export function registerBackends(): void {
-  // Vendor backends are registered by the device modules (Devices I/II).
+  FACTORIES.nvidia = nvidia;
 }

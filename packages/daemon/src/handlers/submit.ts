@@ -28,6 +28,7 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
   if (!account) throw new XlurmError('NO_ACCOUNT', `no local account for UID ${caller.uid}`);
   if (spec.command.length === 0 && typeof spec.script !== 'string') throw new XlurmError('EMPTY_COMMAND', 'empty command');
   if (spec.time_limit === 0) invalid('time-limit must be positive');
+  if (spec.exclude_ids && spec.device_ids) invalid('-x cannot be combined with -i');
   if (spec.device_ids) {
     if (new Set(spec.device_ids).size !== spec.device_ids.length) invalid('device IDs must not contain duplicates');
     if (spec.count !== spec.device_ids.length) invalid('-g count must match the number of -i device IDs');
@@ -42,6 +43,7 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
   const normalized: Submission = {
     command: spec.command, cwd: spec.cwd, env: spec.env, name: spec.name, count: spec.count,
     ...(spec.device_ids ? { device_ids: spec.device_ids } : {}),
+    ...(spec.exclude_ids ? { exclude_ids: spec.exclude_ids } : {}),
     kind: spec.kind ?? null, time_limit: spec.time_limit ?? null, script: spec.script ?? null,
   };
   if (normalized.count > 0) {
@@ -53,7 +55,7 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
           `device IDs ${normalized.device_ids.join(',')} exist in several vendors (${pools.map((k) => KIND_LABEL[k]).join(', ')}); choose one with --device`);
       }
     }
-    const req = { count: normalized.count, kind: normalized.kind ?? null, deviceIds: normalized.device_ids };
+    const req = { count: normalized.count, kind: normalized.kind ?? null, deviceIds: normalized.device_ids, excludeIds: normalized.exclude_ids };
     if (!allocate(req, inv, (d) => core.devices.isEnabled(d))) {
       throw new XlurmError('INFEASIBLE', `requested ${normalized.count} device(s), but no matching pool has enough devices`);
     }

@@ -9,6 +9,8 @@ export interface Request {
   count: number;
   kind: DeviceKind | null;
   deviceIds?: number[];
+  /** Per-job exclusion (`-x`): ids this job must not get (in every vendor). */
+  excludeIds?: readonly number[];
 }
 
 /** Internal device key `<kind>:<id>`: unique because ids are unique per vendor. */
@@ -19,9 +21,11 @@ export function deviceKey(d: Pick<Device, 'kind' | 'id'>): string { return `${d.
  * for which `usable` is true. Returns null when the request does not fit now.
  * Never mixes vendors.
  */
-export function allocate(req: Request, inventory: readonly Device[], usable: (d: Device) => boolean): Device[] | null {
+export function allocate(req: Request, inventory: readonly Device[], usableNow: (d: Device) => boolean): Device[] | null {
   if (req.count === 0) return [];
   const kinds = req.kind ? [req.kind] : KINDS;
+  const excluded = req.excludeIds;
+  const usable = excluded && excluded.length ? (d: Device) => !excluded.includes(d.id) && usableNow(d) : usableNow;
   if (req.deviceIds) {
     // Exact ids, in the order given, all within one vendor pool: the first
     // pool in priority order that has every id (documented in docs/scheduling.md).

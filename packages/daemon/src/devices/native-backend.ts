@@ -1,0 +1,127 @@
+/**
+ * The shared half of every vendor backend that talks to a management library
+ * through the native addon (src/addon/device.cc): library lookup (spec 9.2),
+ * bounded discovery, probes off the event loop with a deadline, and the
+ * vendor-neutral mapping of probe rows to statuses (spec 9.4, fail closed).
+ * A vendor module only describes itself (see nvidia.ts).
+ */
+import * as path from 'node:path';
+import type { Device, DeviceKind } from '@xlurm/protocol';
+import { KIND_LABEL } from '@xlurm/protocol';
+import {
+  deviceClose, deviceDiscover, deviceOpen, deviceProbe,
+  type DeviceHandle, type ProbeRow, type RawDevice,
+} from '@xlurm/native';
+import type { Backend, BackendFactory, ProbeResult } from './backend';
+
+/** Opening and discovery run once at start-up, synchronously, at most this long each. */
+export const DISCOVERY_TIMEOUT_MS = 10_000;
+/** A probe (all devices of one library) must answer within this; then its devices are unknown. */
+export const PROBE_DEADLINE_MS = 1_500;
+/** Shutting a library down at daemon stop. */
+export const CLOSE_TIMEOUT_MS = 2_000;
+
+export interface NativeVendor {
+  kind: DeviceKind;
+  /** The daemon-environment variable that names the library (an absolute path; disables the search). */
+  libraryEnv: string;
+  /** Tried in order; a bare file name goes through the dynamic loader's search. */
+  search: readonly string[];
+  /** Raw discovery entry → inventory device (default: id, name, visible = uuid, npu, chip). */
+  toDevice?: (raw: RawDevice) => Device;
+  /** Probe row → status (default: statusFromRow). */
+  status?: (device: Device, row: ProbeRow | undefined) => ProbeResult;
+}
+
+/** Spec 9.2: the override (absolute, from the daemon's environment only) or the search list. */
+export function libraryPaths(v: Pick<NativeVendor, 'libraryEnv' | 'search'>, env: NodeJS.ProcessEnv): string[] {
+  const override = env[v.libraryEnv];
+  if (override !== undefined && override !== '') {
+    if (!path.isAbsolute(override)) throw new Error(`${v.libraryEnv} must be an absolute path: ${override}`);
+    return [override];
+  }
+  return [...v.search];
+}
+
+/**
+ * Fail closed: an error, a changed identity, or an answer without process
+ * information is `unknown`; then health; then any compute process → `busy`.
+ */
+export function statusFromRow(device: Device, row: ProbeRow | undefined): ProbeResult {
+  if (!row) return { status: 'unknown', error: 'device missing from the probe answer' };
+  if (row.error) return { status: 'unknown', error: row.error };
+  if (row.uuid !== null && row.uuid !== device.visible) {
+    return { status: 'unknown', error: `device identity changed since discovery: ${device.visible} is now ${row.uuid}` };
+  }
+  if (row.uuid === null) return { status: 'unknown', error: 'device identity not reported' };
+  if (row.health === 'unhealthy') return { status: 'unhealthy' };
+  if (row.processes === null) return { status: 'unknown', error: 'compute processes not reported' };
+  return { status: row.processes.length > 0 ? 'busy' : 'idle' };
+}
+
+function defaultDevice(kind: DeviceKind, raw: RawDevice): Device {
+  return { kind, id: raw.id, name: raw.name, visible: raw.uuid, npu: raw.npu, chip: raw.chip };
+}
+
+export class NativeBackend implements Backend {
+  private closed = false;
+
+  constructor(
+    readonly kind: DeviceKind,
+    readonly devices: readonly Device[],
+    private readonly handle: DeviceHandle,
+    private readonly statusOf: (device: Device, row: ProbeRow | undefined) => ProbeResult,
+  ) {}
+
+  async probe(ids: readonly number[]): Promise<Map<number, ProbeResult>> {
+    const out = new Map<number, ProbeResult>();
+    let rows: ProbeRow[];
+    try {
+      if (this.closed) throw new Error('library closed');
+      rows = await deviceProbe(this.handle, ids, PROBE_DEADLINE_MS);
+    } catch (e) {
+      for (const id of ids) out.set(id, { status: 'unknown', error: (e as Error).message });
+      return out;
+    }
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const id of ids) {
+      const d = this.devices.find((x) => x.id === id);
+      out.set(id, d ? this.statusOf(d, byId.get(id)) : { status: 'unknown', error: `device ${id} was not discovered` });
+    }
+    return out;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    deviceClose(this.handle, CLOSE_TIMEOUT_MS);
+  }
+}
+
+/**
+ * A BackendFactory for a native vendor: open the library (override or search),
+ * discover, leave out (and log) devices that could not be identified.
+ * Throws with the reason; discovery() prefixes `<label> discovery: `.
+ */
+export function nativeBackend(v: NativeVendor): BackendFactory {
+  return ({ env, log }) => {
+    const paths = libraryPaths(v, env);
+    const handle = deviceOpen(v.kind, paths, DISCOVERY_TIMEOUT_MS);
+    let raws: RawDevice[];
+    try {
+      raws = deviceDiscover(handle, DISCOVERY_TIMEOUT_MS);
+    } catch (e) {
+      try { deviceClose(handle, CLOSE_TIMEOUT_MS); } catch { /* already failing */ }
+      throw e;
+    }
+    const devices: Device[] = [];
+    for (const raw of raws) {
+      if (raw.error) {
+        log(`${KIND_LABEL[v.kind]} discovery: device ${raw.id} left out: ${raw.error}`);
+        continue;
+      }
+      devices.push(v.toDevice ? v.toDevice(raw) : defaultDevice(v.kind, raw));
+    }
+    return new NativeBackend(v.kind, devices, handle, v.status ?? statusFromRow);
+  };
+}

@@ -1,0 +1,29 @@
+// The vendor-neutral half of native backends: library paths (spec 9.2) and row → status (9.4).
+import t from 'tap';
+import type { Device } from '@xlurm/protocol';
+import type { ProbeRow } from '@xlurm/native';
+import { libraryPaths, statusFromRow } from '../../../../packages/daemon/src/devices/native-backend';
+
+const d: Device = { kind: 'nvidia', id: 3, name: 'Fake', visible: 'GPU-3', npu: null, chip: null };
+const row = (r: Partial<ProbeRow>): ProbeRow => ({ id: 3, uuid: 'GPU-3', processes: [], health: null, error: null, ...r });
+const v = { libraryEnv: 'XLURM_NVML_LIBRARY', search: ['libnvidia-ml.so.1'] };
+
+t.test('library paths: absolute override from the daemon environment, else the search list', async (t) => {
+  t.same(libraryPaths(v, {}), ['libnvidia-ml.so.1']);
+  t.same(libraryPaths(v, { XLURM_NVML_LIBRARY: '' }), ['libnvidia-ml.so.1']);
+  t.same(libraryPaths(v, { XLURM_NVML_LIBRARY: '/opt/x/libnvidia-ml.so.1' }), ['/opt/x/libnvidia-ml.so.1']);
+  t.throws(() => libraryPaths(v, { XLURM_NVML_LIBRARY: 'lib/libnvidia-ml.so.1' }),
+    { message: 'XLURM_NVML_LIBRARY must be an absolute path: lib/libnvidia-ml.so.1' });
+});
+
+t.test('statuses fail closed', async (t) => {
+  t.same(statusFromRow(d, row({})), { status: 'idle' });
+  t.same(statusFromRow(d, row({ processes: [42] })), { status: 'busy' });
+  t.same(statusFromRow(d, row({ health: 'unhealthy', processes: [42] })), { status: 'unhealthy' });
+  t.same(statusFromRow(d, row({ error: 'nvmlDeviceGetComputeRunningProcesses: Unknown Error (999)', processes: [] })),
+    { status: 'unknown', error: 'nvmlDeviceGetComputeRunningProcesses: Unknown Error (999)' }, 'no idleness from a failed query');
+  t.same(statusFromRow(d, row({ uuid: 'GPU-9' })), { status: 'unknown', error: 'device identity changed since discovery: GPU-3 is now GPU-9' });
+  t.same(statusFromRow(d, row({ uuid: null })), { status: 'unknown', error: 'device identity not reported' });
+  t.same(statusFromRow(d, row({ processes: null })), { status: 'unknown', error: 'compute processes not reported' });
+  t.same(statusFromRow(d, undefined), { status: 'unknown', error: 'device missing from the probe answer' });
+});
