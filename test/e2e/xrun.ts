@@ -41,13 +41,29 @@ t.test('xrun runs a command in the foreground and returns its exit code', async 
   });
 
   t.test('the job gets the submitted environment exactly (plus xlurm variables)', async (t) => {
-    const r = await d.run('xrun', ['-g', '0', '/usr/bin/env'], { env: { ONLY_HERE: 'yes' } });
+    const r = await d.run('xrun', ['-g', '0', '/usr/bin/env'], { env: { ONLY_HERE: 'yes', WITH_NL: 'a\nb' } });
     t.equal(r.code, 0, r.stderr);
-    const keys = r.stdout.split('\n').filter(Boolean).map((l) => l.slice(0, l.indexOf('='))).sort();
-    const expected = new Set([...Object.keys(d.env), 'ONLY_HERE', 'USER', 'LOGNAME', 'XLURM_JOB_ID', 'XLURM_SUBMIT_DIR',
-      'CUDA_VISIBLE_DEVICES', 'ASCEND_RT_VISIBLE_DEVICES', 'MUSA_VISIBLE_DEVICES', 'MTHREADS_VISIBLE_DEVICES',
-      'MACA_VISIBLE_DEVICES', 'HIP_VISIBLE_DEVICES', 'ROCR_VISIBLE_DEVICES']);
-    t.same(keys, [...expected].sort());
+    const got = new Map<string, string>();
+    for (const line of r.stdout.split('\n').filter(Boolean)) {
+      const i = line.indexOf('=');
+      if (i > 0) got.set(line.slice(0, i), line.slice(i + 1));
+    }
+    const id = Number(got.get('XLURM_JOB_ID'));
+    const submitted = (await d.job(id)).spec.env as Record<string, string>;
+    t.equal(submitted.ONLY_HERE, 'yes');
+    t.equal(submitted.WITH_NL, 'a\nb');
+    const expected: Record<string, string> = { ...submitted };
+    const user = require('node:os').userInfo().username;
+    Object.assign(expected, {
+      USER: user, LOGNAME: user, XLURM_JOB_ID: String(id), XLURM_SUBMIT_DIR: d.home,
+      CUDA_VISIBLE_DEVICES: '-1', ASCEND_RT_VISIBLE_DEVICES: '-1', MUSA_VISIBLE_DEVICES: '-1', MTHREADS_VISIBLE_DEVICES: '-1',
+      MACA_VISIBLE_DEVICES: '-1', HIP_VISIBLE_DEVICES: '-1', ROCR_VISIBLE_DEVICES: '-1',
+    });
+    // env prints a multi-line value over two lines; compare the single-line ones exactly
+    delete expected.WITH_NL;
+    got.delete('WITH_NL');
+    got.delete('b');
+    t.same(Object.fromEntries([...got].sort()), Object.fromEntries(Object.entries(expected).sort()));
   });
 
   t.test('exit codes', async (t) => {
