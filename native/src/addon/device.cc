@@ -95,6 +95,13 @@ class Library {
     return busy_;
   }
 
+  // Wait up to `ms` for a running call to finish; false at once when it is hung.
+  bool WaitIdle(uint32_t ms) {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (!hung_.empty()) return !busy_;
+    return cv_.wait_for(lk, std::chrono::milliseconds(ms), [this] { return !busy_; });
+  }
+
   // Record that the running call passed a deadline (kept until it returns).
   void MarkHung(const std::string& why) {
     std::lock_guard<std::mutex> g(mu_);
@@ -128,6 +135,7 @@ class Library {
       lk.lock();
       busy_ = false;
       hung_.clear();
+      cv_.notify_all();  // WaitIdle
       lk.unlock();
       if (done) done();
       lk.lock();
@@ -492,8 +500,8 @@ Napi::Value DeviceProbe(const Napi::CallbackInfo& info) {
   return promise;
 }
 
-// deviceClose(handle, timeoutMs): shut the library down (bounded) unless a call is hung; the
-// handle is invalid afterwards either way.
+// deviceClose(handle, timeoutMs): shut the library down (bounded; a probe in progress may finish
+// first) unless a call is hung; the handle is invalid afterwards either way.
 Napi::Value DeviceClose(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* usage = "deviceClose(handle, timeoutMs)";
@@ -501,7 +509,7 @@ Napi::Value DeviceClose(const Napi::CallbackInfo& info) {
   uint32_t timeout_ms;
   if (!lib || !ArgU32(info, 1, usage, &timeout_ms)) return env.Undefined();
   Libraries().erase(info[0].As<Napi::Number>().Uint32Value());
-  if (lib->initialised && !lib->Busy()) {
+  if (lib->initialised && lib->WaitIdle(timeout_ms)) {
     auto st = std::make_shared<SyncState>();
     RunBounded(lib, st, [lib](SyncState&) { lib->vendor->Shutdown(); }, timeout_ms);
   }
