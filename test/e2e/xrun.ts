@@ -55,7 +55,7 @@ t.test('xrun runs a command in the foreground and returns its exit code', async 
     const expected: Record<string, string> = { ...submitted };
     const user = require('node:os').userInfo().username;
     Object.assign(expected, {
-      USER: user, LOGNAME: user, XLURM_JOB_ID: String(id), XLURM_SUBMIT_DIR: d.home,
+      USER: user, LOGNAME: user, XLURM_JOB_ID: String(id), XLURM_SUBMIT_DIR: path.dirname(d.home),
       CUDA_VISIBLE_DEVICES: '-1', ASCEND_RT_VISIBLE_DEVICES: '-1', MUSA_VISIBLE_DEVICES: '-1', MTHREADS_VISIBLE_DEVICES: '-1',
       MACA_VISIBLE_DEVICES: '-1', HIP_VISIBLE_DEVICES: '-1', ROCR_VISIBLE_DEVICES: '-1',
     });

@@ -70,6 +70,9 @@ export class Daemon {
     this.env = baseEnv({ XLURM_HOME: home, ...(opts.env ?? {}) });
   }
 
+  /** Clients run in the home's parent (world-traversable, exists before the daemon creates the home). */
+  defaultCwd(): string { return path.dirname(this.home); }
+
   get socket(): string { return path.join(this.home, 'xlurm.sock'); }
   get jobsDir(): string { return path.join(this.home, 'jobs'); }
 
@@ -110,7 +113,7 @@ export class Daemon {
   /** Run a CLI (xrun, xqueue, …, or xlurm) against this daemon. */
   run(bin: string, args: string[], opts: RunOpts = {}): Promise<RunResult> {
     return runProcess(process.execPath, [path.join(CLI_BIN, bin), ...args], {
-      env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.home, uid: opts.uid, gid: opts.gid,
+      env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.defaultCwd(), uid: opts.uid, gid: opts.gid,
       input: opts.input, timeout: opts.timeout,
     });
   }
@@ -118,7 +121,7 @@ export class Daemon {
   /** Start a CLI without waiting for it. */
   spawnCli(bin: string, args: string[], opts: RunOpts = {}): ChildProcess {
     return spawn(process.execPath, [path.join(CLI_BIN, bin), ...args], {
-      env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.home, uid: opts.uid, gid: opts.gid,
+      env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.defaultCwd(), uid: opts.uid, gid: opts.gid,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   }
