@@ -25,10 +25,21 @@ export interface FakeSpec {
   libraryEnv: string;
   /** Variable naming a file the fake appends each call's name to. */
   logEnv: string;
+  /** More source directories under test/fixtures/ (compiled in, and on the include path). */
+  with?: readonly string[];
+  /** Extra compiler flags (a variant of the same sources, e.g. `-DFAKE_DCMI_NO_V2`). */
+  cflags?: readonly string[];
+  /** Build directory name under test/fixtures/build/ (default `dir`; distinct per variant). */
+  build?: string;
 }
+
+const DCMI = { dir: 'fake-dcmi', with: ['fake-common'], soname: 'libdcmi.so', stateEnv: 'XLURM_FAKE_DCMI_STATE', libraryEnv: 'XLURM_DCMI_LIBRARY', logEnv: 'XLURM_FAKE_DCMI_LOG' } as const;
 
 export const FAKES = {
   nvidia: { dir: 'fake-nvml', soname: 'libnvidia-ml.so.1', stateEnv: 'XLURM_FAKE_NVML_STATE', libraryEnv: 'XLURM_NVML_LIBRARY', logEnv: 'XLURM_FAKE_NVML_LOG' },
+  ascend: DCMI,
+  /** The same fake without the dcmiv2_* symbols (an older Ascend driver). */
+  'ascend-classic': { ...DCMI, cflags: ['-DFAKE_DCMI_NO_V2'], build: 'fake-dcmi-classic' },
 } satisfies Record<string, FakeSpec>;
 
 export type FakeKind = keyof typeof FAKES;
@@ -38,18 +49,20 @@ export const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 /** Build (or reuse) a fake library; returns its absolute path. */
 export function buildFake(kind: FakeKind): string {
   const spec: FakeSpec = FAKES[kind];
-  const srcDir = path.join(FIXTURES, spec.dir);
-  const sources = fs.readdirSync(srcDir).filter((f) => f.endsWith('.c')).map((f) => path.join(srcDir, f));
-  const outDir = path.join(FIXTURES, 'build', spec.dir);
+  const dirs = [spec.dir, ...(spec.with ?? [])].map((d) => path.join(FIXTURES, d));
+  const files = dirs.flatMap((d) => fs.readdirSync(d).map((f) => path.join(d, f)));
+  const sources = files.filter((f) => f.endsWith('.c'));
+  const outDir = path.join(FIXTURES, 'build', spec.build ?? spec.dir);
   const out = path.join(outDir, spec.soname);
-  const newest = Math.max(...sources.map((s) => fs.statSync(s).mtimeMs));
+  const newest = Math.max(...files.filter((f) => /\.[ch]$/.test(f)).map((s) => fs.statSync(s).mtimeMs));
   try {
     if (fs.statSync(out).mtimeMs >= newest) return out;
   } catch { /* not built yet */ }
   fs.mkdirSync(outDir, { recursive: true });
   const tmp = `${out}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    execFileSync('cc', ['-shared', '-fPIC', '-O2', '-Wall', '-o', tmp, ...sources, '-lpthread'], { stdio: 'pipe' });
+    const includes = dirs.slice(1).map((d) => `-I${d}`);
+    execFileSync('cc', ['-shared', '-fPIC', '-O2', '-Wall', ...(spec.cflags ?? []), ...includes, '-o', tmp, ...sources, '-lpthread'], { stdio: 'pipe' });
     fs.renameSync(tmp, out);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
