@@ -57,6 +57,8 @@ struct VendorEntry {
 };
 constexpr VendorEntry kVendors[] = {
     {"nvidia", dev::MakeNvml},
+    {"ppu", dev::MakeHgml},
+    {"hcu", dev::MakeRocmSmi},
 };
 
 // One opened library and its worker thread.
@@ -326,6 +328,7 @@ Napi::Value DeviceOpen(const Napi::CallbackInfo& info) {
     std::string tried;
     for (const std::string& p : paths) {
       lib->calls.Enter("dlopen");
+      lib->vendor->BeforeOpen(p);
       void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!h) {
         const char* e = dlerror();

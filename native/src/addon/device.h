@@ -60,6 +60,9 @@ class CallTracker {
 class Vendor {
  public:
   virtual ~Vendor() = default;
+  // Called before each attempt to dlopen `path` (e.g. to load a library it needs that is not on
+  // the loader's path). Failures show up as the dlopen's own error.
+  virtual void BeforeOpen(const std::string& path) { (void)path; }
   // Resolve symbols in `lib` (dlopen'ed from `path`) and initialise the library.
   // Returns "" on success, else the reason (e.g. "nvmlInit_v2: Driver Not Loaded (9)").
   virtual std::string Init(void* lib, const std::string& path) = 0;
@@ -86,5 +89,7 @@ void* FindSymbol(void* lib, std::initializer_list<const char*> names, const char
 
 // Vendor factories (one per vendor file).
 std::unique_ptr<Vendor> MakeNvml();  // nvml.cc
+std::unique_ptr<Vendor> MakeHgml();  // hgml.cc
+std::unique_ptr<Vendor> MakeRocmSmi();  // rocm-smi.cc
 
 }  // namespace xlurm::dev

@@ -1,0 +1,40 @@
+// NVML-shaped management libraries: NVML itself (nvml.cc) and its clones that only rename the
+// symbols (T-Head HGML, hgml.cc; ../../shared/spec/driver-apis.md §1, §5). One implementation
+// (nvml-shaped.cc) driven by a table of symbol names, so the process-row validation and the
+// two-call protocol exist once.
+#pragma once
+
+#include <memory>
+
+#include "device.h"
+
+namespace xlurm::dev {
+
+// The symbols of one NVML-shaped library. Every `const char*` is a symbol (or a call name used in
+// Enter() and error messages); alternatives are listed preferred first.
+struct NvmlShapedApi {
+  const char* library;            // "NVML": "<path> does not export X (not an NVML library?)"
+  const char* init;               // ret (void), preferred (…Init_v2)
+  const char* init_with_flags;    // ret (unsigned flags), called with 0; nullptr: not used
+  const char* init_plain;         // ret (void), last resort (…Init)
+  const char* shutdown;
+  const char* error_string;
+  const char* count_call;         // …DeviceGetCount (messages)
+  const char* count[2];           // _v2, plain
+  const char* handle_call;        // …DeviceGetHandleByIndex (messages)
+  const char* handle_by_index[2]; // _v2, plain
+  const char* uuid;
+  const char* name;
+  bool name_required;             // false: a library without it names every device `default_name`
+  const char* default_name;
+  const char* processes_call;     // …DeviceGetComputeRunningProcesses (messages)
+  const char* processes[3];       // _v3, _v2 (24-byte rows), plain (16-byte rows)
+  // A library the main one needs (DT_NEEDED) that may not be on the loader's path: loaded first
+  // from the main library's directory when present there (libuki.so for HGML). nullptr: none.
+  const char* preload;
+};
+
+// A Vendor for the library `api` describes (which must outlive it: use a static table).
+std::unique_ptr<Vendor> MakeNvmlShaped(const NvmlShapedApi& api);
+
+}  // namespace xlurm::dev
