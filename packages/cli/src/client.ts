@@ -1,0 +1,228 @@
+/**
+ * Talking to the daemon: one Unix-socket connection per request. A request is
+ * one frame `{v, op, args}`; a reply is one frame `{v, ok, result|error}`,
+ * except for the streaming ops (`log`, `follow`), which reply with event
+ * frames until `end`. Before anything is sent the peer's SO_PEERCRED uid must
+ * be the owner of $XLURM_HOME, so a socket planted by someone else is never
+ * trusted with a job's environment.
+ */
+import * as fs from 'node:fs';
+import type * as net from 'node:net';
+import type { Job, OpArgs, OpName, OpResult } from '@xlurm/protocol';
+import {
+  FrameDecoder, FrameSyntax, FrameTooLarge, MAX_RESPONSE_BYTES, PROTOCOL_VERSION, resolveHome, statePaths,
+} from '@xlurm/protocol';
+import { CliError, osErrorText } from './errors';
+
+/** The socket could not be connected (daemon not running, or going away). */
+export class ConnectError extends CliError {}
+/** The connection ended before a complete reply or the end of a stream. */
+export class ConnectionClosed extends CliError {
+  constructor() { super('connection closed before complete message'); }
+}
+
+export interface ClientOptions {
+  /** State directory; default resolveHome(). */
+  home?: string;
+  /** Reply deadline for one-shot requests (ms); default 60 s. Streams have none. */
+  timeoutMs?: number;
+}
+
+const REQUEST_TIMEOUT_MS = 60_000;
+
+type PeerCheck = (socket: net.Socket, home: string) => void;
+
+/** Refuse a socket whose peer is not the owner of the state directory (spec 2.9). */
+function checkPeer(socket: net.Socket, home: string): void {
+  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  let uid: number;
+  try {
+    const native = require('@xlurm/native') as typeof import('@xlurm/native');
+    uid = native.peerCred(fd as number).uid;
+  } catch (e) {
+    throw new CliError(`cannot read the daemon's socket credentials: ${(e as Error).message}`);
+  }
+  let owner: number;
+  try {
+    owner = fs.statSync(home).uid;
+  } catch (e) {
+    throw new CliError(`cannot inspect ${home}: ${osErrorText(e)}`);
+  }
+  if (uid !== owner) throw new CliError('socket peer does not own the state directory');
+}
+
+let peerCheck: PeerCheck = checkPeer;
+
+/** Tests replace the SO_PEERCRED check (the native addon may not be built). */
+export function setPeerCheck(check: PeerCheck | undefined): void {
+  peerCheck = check ?? checkPeer;
+}
+
+/** Connect to `$XLURM_HOME/xlurm.sock` and verify its peer. */
+export function connect(home: string = resolveHome()): Promise<net.Socket> {
+  const path = statePaths(home).socket;
+  const { createConnection } = require('node:net') as typeof net;
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(path);
+    const onError = (err: Error) => {
+      socket.destroy();
+      reject(new ConnectError(`xlurm is not running; ask the administrator to run \`sudo xlurm start\`: ${osErrorText(err)}`));
+    };
+    socket.once('error', onError);
+    socket.once('connect', () => {
+      socket.removeListener('error', onError);
+      try {
+        peerCheck(socket, home);
+      } catch (e) {
+        socket.destroy();
+        reject(e);
+        return;
+      }
+      resolve(socket);
+    });
+  });
+}
+
+function encodeRequest(op: string, args: unknown): string {
+  return JSON.stringify({ v: PROTOCOL_VERSION, op, args }) + '\n';
+}
+
+function decodeError(e: unknown): CliError {
+  if (e instanceof FrameTooLarge) return new CliError('message exceeds size limit');
+  if (e instanceof FrameSyntax) return new CliError('unexpected response');
+  return e instanceof CliError ? e : new CliError((e as Error).message);
+}
+
+interface ReplyShape { ok?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown }; event?: unknown }
+
+/** A daemon `{ok:false}` frame as an error; undefined if the frame is not one. */
+function refusal(msg: ReplyShape): CliError | undefined {
+  if (msg.ok !== false) return undefined;
+  const err = msg.error;
+  if (!err || typeof err.message !== 'string') return new CliError('unexpected response');
+  return new CliError(err.message, typeof err.code === 'string' ? err.code : undefined);
+}
+
+function asObject(msg: unknown): ReplyShape {
+  if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) throw new CliError('unexpected response');
+  return msg as ReplyShape;
+}
+
+/** Send one request and return its result; a refusal becomes CliError(message). */
+export async function request<K extends OpName>(op: K, args: OpArgs<K>, opts: ClientOptions = {}): Promise<OpResult<K>> {
+  const socket = await connect(opts.home ?? resolveHome());
+  return new Promise<OpResult<K>>((resolve, reject) => {
+    const decoder = new FrameDecoder(MAX_RESPONSE_BYTES);
+    let settled = false;
+    const finish = (err: CliError | undefined, value?: unknown) => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      if (err) reject(err);
+      else resolve(value as OpResult<K>);
+    };
+    socket.setTimeout(opts.timeoutMs ?? REQUEST_TIMEOUT_MS, () => finish(new CliError('timed out waiting for the daemon')));
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        const frames = decoder.push(chunk);
+        if (frames.length === 0) return;
+        const msg = asObject(frames[0]!.msg);
+        const refused = refusal(msg);
+        if (refused) return finish(refused);
+        if (msg.ok !== true || !('result' in msg)) return finish(new CliError('unexpected response'));
+        finish(undefined, msg.result);
+      } catch (e) {
+        finish(decodeError(e));
+      }
+    });
+    socket.on('end', () => finish(new ConnectionClosed()));
+    socket.on('close', () => finish(new ConnectionClosed()));
+    socket.on('error', () => finish(new ConnectionClosed()));
+    socket.write(encodeRequest(op, args));
+  });
+}
+
+export interface StreamHandlers {
+  /** A `job` event (follow only): the job now, sent first and on every change. */
+  onJob?(job: Job): void | Promise<void>;
+  /** Log bytes starting at byte `offset` of the job log. */
+  onLog(offset: number, bytes: Buffer): void | Promise<void>;
+  /** Called once the first frame arrived (the daemon is answering). */
+  onFirstFrame?(): void;
+}
+
+/** Wraps an error thrown by a handler so it is not mistaken for a dropped connection. */
+class HandlerFailure {
+  constructor(readonly cause: unknown) {}
+}
+
+async function call(fn: () => void | Promise<void>): Promise<void> {
+  try { await fn(); } catch (e) { throw new HandlerFailure(e); }
+}
+
+export interface StreamEnd { job: Job | null; offset: number }
+
+export interface StreamOptions extends ClientOptions {
+  /** Aborting destroys the connection; the stream then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Run a streaming op (`log` or `follow`) until its `end` event. Handlers are
+ * awaited before more bytes are read, so a slow stdout slows the daemon down
+ * instead of filling memory. EOF before `end` rejects with ConnectionClosed.
+ */
+export async function stream(
+  op: 'log' | 'follow', args: OpArgs<'log'>, handlers: StreamHandlers, opts: StreamOptions = {},
+): Promise<StreamEnd> {
+  const socket = await connect(opts.home ?? resolveHome());
+  const signal = opts.signal;
+  const onAbort = () => socket.destroy();
+  if (signal) {
+    if (signal.aborted) { socket.destroy(); throw signal.reason; }
+    signal.addEventListener('abort', onAbort, { once: true });
+  }
+  const decoder = new FrameDecoder(MAX_RESPONSE_BYTES);
+  let first = true;
+  try {
+    socket.write(encodeRequest(op, args));
+    try {
+      for await (const chunk of socket as AsyncIterable<Buffer>) {
+        let frames;
+        try { frames = decoder.push(chunk); } catch (e) { throw decodeError(e); }
+        for (const frame of frames) {
+          if (first) { first = false; await call(() => handlers.onFirstFrame?.()); }
+          const msg = asObject(frame.msg) as ReplyShape & { job?: Job | null; offset?: unknown };
+          const refused = refusal(msg);
+          if (refused) throw refused;
+          if (msg.ok !== true) throw new CliError('unexpected response');
+          switch (msg.event) {
+            case 'job':
+              if (!msg.job || typeof msg.job !== 'object') throw new CliError('unexpected response');
+              await call(() => handlers.onJob?.(msg.job as Job));
+              break;
+            case 'log':
+              if (typeof msg.offset !== 'number' || !frame.raw) throw new CliError('unexpected log response');
+              await call(() => handlers.onLog(msg.offset as number, frame.raw as Buffer));
+              break;
+            case 'end':
+              if (typeof msg.offset !== 'number') throw new CliError('unexpected response');
+              return { job: msg.job ?? null, offset: msg.offset };
+            default:
+              throw new CliError('unexpected response');
+          }
+        }
+      }
+    } catch (e) {
+      if (e instanceof HandlerFailure) throw e.cause;
+      if (signal?.aborted) throw signal.reason;
+      if (e instanceof CliError) throw e;
+      throw new ConnectionClosed(); // ECONNRESET and friends: the daemon went away
+    }
+    if (signal?.aborted) throw signal.reason;
+    throw new ConnectionClosed();
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    socket.destroy();
+  }
+}

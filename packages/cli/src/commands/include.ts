@@ -1,0 +1,3 @@
+import { exclusionCommand } from './exclude';
+
+export default exclusionCommand('include', 'Make excluded device IDs available again (administrator)');

@@ -1,0 +1,45 @@
+import type { XCommand } from '../command';
+import { ExitWith, UsageError } from '../errors';
+import { captureEnv } from '../env';
+import { request, stream } from '../client';
+import { Follower } from '../follow';
+import { writeOut, errLine } from '../io';
+import { SUBMIT_OPTIONS, buildSubmission, checkJob, currentDir, defaultName, parseSubmitFlags, validateSubmitFlags } from '../submit';
+
+/** Everything xrun sends, from its parsed arguments (no I/O but the environment and cwd). */
+export function runSubmission(args: Record<string, unknown> & { _: string[] }, env: () => Record<string, string>) {
+  const flags = parseSubmitFlags(args);
+  const command = args._;
+  if (command.length === 0) throw new UsageError('the following required arguments were not provided:\n  <COMMAND>');
+  const count = validateSubmitFlags(flags);
+  return buildSubmission({
+    command: [...command], cwd: currentDir(), env: env(), name: defaultName(flags, undefined, command),
+    count, flags, script: null,
+  });
+}
+
+const run: XCommand = {
+  command: 'run',
+  aliases: ['xrun'],
+  describe: 'Run a command as a job, stream its output and exit with its status',
+  usage: '[OPTIONS] <COMMAND> [ARGS]...',
+  haltAtNonOption: true,
+  options: SUBMIT_OPTIONS,
+  builder: (y) => y.options(SUBMIT_OPTIONS),
+  async handler(args) {
+    const submission = runSubmission(args, captureEnv);
+    const follower = new Follower({ request, stream, write: writeOut, status: errLine, now: () => new Date() });
+    const onSignal = () => follower.requestCancel();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      const job = checkJob(await request('submit', submission));
+      throw new ExitWith(await follower.follow(job));
+    } finally {
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+    }
+  },
+};
+
+export default run;

@@ -1,0 +1,20 @@
+import { resolveHome } from '@xlurm/protocol';
+import type { XCommand } from '../command';
+import { noExtra } from '../argv';
+import { DAEMON_OPTIONS, parseDaemonOptions } from '../daemon-options';
+import { startDaemon } from '../lifecycle';
+
+const start: XCommand = {
+  command: 'start',
+  describe: 'Start the scheduler daemon in the background',
+  usage: '[OPTIONS]',
+  options: DAEMON_OPTIONS,
+  builder: (y) => y.options(DAEMON_OPTIONS),
+  async handler(args) {
+    noExtra(args, 0);
+    const opts = parseDaemonOptions(args);
+    process.stdout.write(`${await startDaemon(resolveHome(), opts)}\n`);
+  },
+};
+
+export default start;

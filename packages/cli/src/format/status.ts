@@ -1,0 +1,39 @@
+/** `xlurm status` text. */
+import type { DaemonStatus } from '@xlurm/protocol';
+import { formatDuration } from './duration';
+import { formatLocal } from './time';
+
+const STATES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+
+/** `7d`, `12h`, `30m`, `45s`: the largest unit that divides the value. */
+export function formatRetention(secs: number): string {
+  if (secs > 0 && secs % 86400 === 0) return `${secs / 86400}d`;
+  if (secs > 0 && secs % 3600 === 0) return `${secs / 3600}h`;
+  if (secs > 0 && secs % 60 === 0) return `${secs / 60}m`;
+  return `${secs}s`;
+}
+
+function started(secs: number): string {
+  const { text, label } = formatLocal(secs);
+  return label ? `${text} ${label}` : text;
+}
+
+export function statusText(st: DaemonStatus): string {
+  const counts = st.counts ?? {};
+  const keys = [...STATES, ...Object.keys(counts).filter((k) => !STATES.includes(k))];
+  const lines = [
+    `Version: ${st.version}`,
+    `Protocol: ${st.protocol}`,
+    `PID: ${st.pid}`,
+    `UID: ${st.uid}`,
+    `Backend: ${st.backend}`,
+    `Discovered backends: ${st.backends.length ? st.backends.join(', ') : '-'}`,
+    `Started at: ${started(st.started_at)}`,
+    `Uptime: ${formatDuration(st.uptime_secs)}`,
+    `Max running: ${st.max_running}`,
+    `Retention: ${formatRetention(st.retention_secs)}`,
+    `Excluded device IDs: ${st.excluded.length ? st.excluded.join(',') : '-'}`,
+    `Jobs: ${keys.map((k) => `${k} ${counts[k] ?? 0}`).join(', ')}`,
+  ];
+  return lines.map((l) => l + '\n').join('');
+}

@@ -1,0 +1,106 @@
+/** Submission options shared by xrun and xbatch (spec 2.3). */
+import * as path from 'node:path';
+import type { Options } from 'yargs';
+import type { DeviceKind, Job, Submission } from '@xlurm/protocol';
+import { KIND_NAMES, parseKind } from '@xlurm/protocol';
+import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
+import { CliError, UsageError, osErrorText } from './errors';
+
+export const SUBMIT_OPTIONS: Readonly<Record<string, Options>> = {
+  gpus: { alias: ['g', 'devices'], type: 'string', describe: 'Number of devices; 0 = CPU-only job [default: 1]' },
+  'device-ids': { alias: 'i', type: 'string', describe: 'Exact device IDs, comma-separated (repeatable)' },
+  'exclude-device-ids': { alias: 'x', type: 'string', describe: 'Device IDs this job must not get, comma-separated (repeatable; not with -i)' },
+  device: { type: 'string', describe: `Restrict to one vendor [possible values: ${KIND_NAMES.join(', ')}]` },
+  name: { alias: 'n', type: 'string', describe: 'Job name' },
+  'time-limit': { alias: 't', type: 'string', describe: 'Wall-clock limit in seconds, measured from launch' },
+};
+
+/** The options as typed values (parse errors are usage errors, exit 2). */
+export interface SubmitFlags {
+  gpus?: number;
+  deviceIds?: number[];
+  excludeIds?: number[];
+  kind: DeviceKind | null;
+  name?: string;
+  timeLimit: number | null;
+}
+
+export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
+  const gpus = single(args.gpus, '--gpus <N>');
+  const ids = many(args['device-ids']);
+  const excludes = many(args['exclude-device-ids']);
+  const device = single(args.device, '--device <KIND>');
+  const name = single(args.name, '--name <NAME>');
+  const limit = single(args['time-limit'], '--time-limit <SECS>');
+  let kind: DeviceKind | null = null;
+  if (device !== undefined) {
+    const k = parseKind(present(device, '--device <KIND>'));
+    if (!k) throw new UsageError(`invalid value '${device}' for '--device <KIND>' [possible values: ${KIND_NAMES.join(', ')}]`);
+    kind = k;
+  }
+  return {
+    gpus: gpus === undefined ? undefined : parseUnsigned(present(gpus, '--gpus <N>'), '--gpus <N>', U32_MAX),
+    deviceIds: ids.length ? parseIdList(ids, '--device-ids <LIST>') : undefined,
+    excludeIds: excludes.length ? parseIdList(excludes, '--exclude-device-ids <LIST>') : undefined,
+    kind,
+    name,
+    timeLimit: limit === undefined ? null : parseUnsigned(present(limit, '--time-limit <SECS>'), '--time-limit <SECS>'),
+  };
+}
+
+/** Client-side validation in the spec's order; returns the device count. */
+export function validateSubmitFlags(f: SubmitFlags): number {
+  if (f.timeLimit === 0) throw new CliError('time-limit must be positive');
+  if (f.excludeIds && f.deviceIds) throw new CliError('-x cannot be combined with -i');
+  if (f.deviceIds) {
+    if (new Set(f.deviceIds).size !== f.deviceIds.length) throw new CliError('device IDs must not contain duplicates');
+    if (f.gpus !== undefined && f.gpus !== f.deviceIds.length) throw new CliError('-g count must match the number of -i device IDs');
+    return f.deviceIds.length;
+  }
+  return f.gpus ?? 1;
+}
+
+/** `-n`, else the script's file name, else the first command word, else `batch`. */
+export function defaultName(f: SubmitFlags, scriptPath: string | undefined, command: readonly string[]): string {
+  if (f.name !== undefined) return f.name;
+  if (scriptPath !== undefined) return path.basename(scriptPath);
+  if (command.length > 0) return command[0]!;
+  return 'batch';
+}
+
+export interface SubmissionParts {
+  command: string[];
+  cwd: string;
+  env: Record<string, string>;
+  name: string;
+  count: number;
+  flags: SubmitFlags;
+  script: string | null;
+}
+
+/** The wire Submission, keys in the reference's order; `device_ids` only with `-i`. */
+export function buildSubmission(p: SubmissionParts): Submission {
+  const s: Submission = { command: p.command, cwd: p.cwd, env: p.env, name: p.name, count: p.count };
+  if (p.flags.deviceIds) s.device_ids = p.flags.deviceIds;
+  if (p.flags.excludeIds) s.exclude_ids = p.flags.excludeIds;
+  s.kind = p.flags.kind;
+  s.time_limit = p.flags.timeLimit;
+  s.script = p.script;
+  return s;
+}
+
+/** The absolute working directory. */
+export function currentDir(): string {
+  try {
+    return process.cwd();
+  } catch (e) {
+    throw new CliError(`cannot determine the current directory: ${osErrorText(e)}`);
+  }
+}
+
+/** The submit reply must be a job with an id. */
+export function checkJob(job: unknown): Job {
+  const j = job as Job | null;
+  if (!j || typeof j !== 'object' || typeof j.id !== 'number') throw new CliError('unexpected response');
+  return j;
+}

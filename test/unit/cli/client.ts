@@ -1,0 +1,128 @@
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { ConnectError, ConnectionClosed, connect, request, setPeerCheck, stream } from '../../../packages/cli/src/client';
+import { fakeDaemon, tempDir } from './fake-daemon';
+
+const job = (state: string, extra: object = {}) => ({ id: 9, state, started_at: null, result: null, ...extra });
+
+t.test('one request per connection: {v, op, args} in, result out', async (t) => {
+  const d = await fakeDaemon(t, (c) => c.reply([{ id: 1 }]));
+  t.same(await request('queue', {}, { home: d.home }), [{ id: 1 }]);
+  t.same(await request('get', { id: 3 }, { home: d.home }), [{ id: 1 }]);
+  t.same(d.requests, [{ v: 1, op: 'queue', args: {} }, { v: 1, op: 'get', args: { id: 3 } }]);
+});
+
+t.test('a refusal fails with exactly its message and keeps its code', async (t) => {
+  const d = await fakeDaemon(t, (c) => c.refuse('JOB_NOT_FOUND', 'job not found'));
+  await t.rejects(request('get', { id: 1 }, { home: d.home }), { name: 'CliError', message: 'job not found', code: 'JOB_NOT_FOUND' });
+});
+
+t.test('broken replies', async (t) => {
+  const replies: Array<(c: net.Socket) => void> = [
+    (s) => s.end(),
+    (s) => s.end('{"v":1,"ok":true,"result":'),
+    (s) => s.end('not json\n'),
+    (s) => s.end('[1,2]\n'),
+    (s) => s.end('{"v":1,"ok":false}\n'),
+    (s) => s.end('{"v":1}\n'),
+    (s) => s.destroy(),
+  ];
+  const expected = [
+    'connection closed before complete message', 'connection closed before complete message', 'unexpected response',
+    'unexpected response', 'unexpected response', 'unexpected response', 'connection closed before complete message',
+  ];
+  let i = 0;
+  const d = await fakeDaemon(t, (c) => replies[i++]!(c.socket));
+  for (const message of expected) await t.rejects(request('status', {}, { home: d.home }), { message });
+});
+
+t.test('a reply that never comes times out', async (t) => {
+  const d = await fakeDaemon(t, () => undefined);
+  await t.rejects(request('status', {}, { home: d.home, timeoutMs: 50 }), { message: 'timed out waiting for the daemon' });
+});
+
+t.test('no daemon: the spec 2.9 message with the OS error', async (t) => {
+  const home = tempDir(t);
+  await t.rejects(request('status', {}, { home }), {
+    name: 'CliError',
+    message: 'xlurm is not running; ask the administrator to run `sudo xlurm start`: No such file or directory (os error 2)',
+  });
+  fs.writeFileSync(path.join(home, 'xlurm.sock'), '');
+  const e = await request('status', {}, { home }).catch((x) => x);
+  t.ok(e instanceof ConnectError);
+  t.match(e.message, /^xlurm is not running; ask the administrator to run `sudo xlurm start`: Connection refused \(os error 111\)$/);
+});
+
+t.test('a failed peer check closes the connection before anything is sent', async (t) => {
+  const d = await fakeDaemon(t, (c) => c.reply({}));
+  setPeerCheck(() => { throw new Error('socket peer does not own the state directory'); });
+  await t.rejects(request('status', {}, { home: d.home }), { message: 'socket peer does not own the state directory' });
+  t.same(d.requests, []);
+});
+
+let nativeOk = true;
+try { require('@xlurm/native').native(); } catch { nativeOk = false; }
+
+t.test('the real SO_PEERCRED check', { skip: nativeOk ? false : 'native addon not built' }, async (t) => {
+  const d = await fakeDaemon(t, (c) => c.reply({ ok: 1 }));
+  setPeerCheck(undefined);
+  t.same(await request('status', {}, { home: d.home }), { ok: 1 }, 'peer (this process) owns the home');
+  if (process.getuid!() === 0) {
+    fs.chownSync(d.home, 1, 1);
+    await t.rejects(request('status', {}, { home: d.home }), { message: 'socket peer does not own the state directory' });
+    fs.chownSync(d.home, 0, 0);
+  }
+  const s = await connect(d.home);
+  s.destroy();
+});
+
+t.test('streams: job and log events until end; raw bytes exact', async (t) => {
+  const bytes = Buffer.from([0, 10, 255, 13, 10, 0x80]);
+  const d = await fakeDaemon(t, (c) => {
+    c.send({ v: 1, ok: true, event: 'job', job: job('RUNNING') });
+    c.send({ v: 1, ok: true, event: 'log', offset: 0 }, bytes);
+    c.send({ v: 1, ok: true, event: 'log', offset: 6 }, Buffer.from('tail'));
+    c.send({ v: 1, ok: true, event: 'end', job: job('COMPLETED'), offset: 10 });
+    c.socket.end();
+  });
+  const seen: unknown[] = [];
+  const end = await stream('follow', { id: 9, offset: 0 }, {
+    onJob: (j) => { seen.push(['job', j.state]); },
+    onLog: async (off, b) => { seen.push(['log', off, b.toString('hex')]); },
+  }, { home: d.home });
+  t.same(seen, [['job', 'RUNNING'], ['log', 0, bytes.toString('hex')], ['log', 6, Buffer.from('tail').toString('hex')]]);
+  t.same(end, { job: job('COMPLETED'), offset: 10 });
+  t.same(d.requests[0], { v: 1, op: 'follow', args: { id: 9, offset: 0 } });
+});
+
+t.test('streams: a refusal, a dropped connection, an abort', async (t) => {
+  let mode = 0;
+  const d = await fakeDaemon(t, (c) => {
+    if (mode === 0) c.refuse('PERMISSION_DENIED', 'permission denied: job belongs to bob (UID 1001)');
+    else if (mode === 1) { c.send({ v: 1, ok: true, event: 'log', offset: 0 }, Buffer.from('x')); c.socket.destroy(); }
+    else if (mode === 2) c.send({ v: 1, ok: true, event: 'surprise' });
+    // mode 3: say nothing
+  });
+  const onLog = () => undefined;
+  await t.rejects(stream('log', { id: 1 }, { onLog }, { home: d.home }), { message: 'permission denied: job belongs to bob (UID 1001)' });
+  mode = 1;
+  const dropped = await stream('log', { id: 1 }, { onLog }, { home: d.home }).catch((e) => e);
+  t.ok(dropped instanceof ConnectionClosed);
+  t.equal(dropped.message, 'connection closed before complete message');
+  mode = 2;
+  await t.rejects(stream('log', { id: 1 }, { onLog }, { home: d.home }), { message: 'unexpected response' });
+  mode = 3;
+  const ac = new AbortController();
+  const p = stream('follow', { id: 1 }, { onLog, onFirstFrame: () => undefined }, { home: d.home, signal: ac.signal });
+  ac.abort(new Error('stop here'));
+  await t.rejects(p, { message: 'stop here' });
+});
+
+t.test('a handler error is not mistaken for a dropped connection', async (t) => {
+  const d = await fakeDaemon(t, (c) => { c.send({ v: 1, ok: true, event: 'log', offset: 0 }, Buffer.from('x')); });
+  const e = await stream('log', { id: 1 }, { onLog: () => { throw new Error('Broken pipe (os error 32)'); } }, { home: d.home }).catch((x) => x);
+  t.notOk(e instanceof ConnectionClosed);
+  t.equal(e.message, 'Broken pipe (os error 32)');
+});
