@@ -3,22 +3,25 @@
 # the shared daemon. Safe to re-run: the queue state under XLURM_HOME
 # (default /var/lib/xlurm) is never touched by installing.
 #
-#   ./install.sh [--start] [--prefix DIR] [--backend B] [--max-running N]
+#   ./install.sh [--start] [--prefix DIR] [--backend B] [--max-running N] [--no-build]
 #
 # Builds from this checkout (npm ci + npm run build) with nothing downloaded
-# beyond npm packages. Never calls sudo: run it as root for a system install.
+# beyond npm packages; --no-build installs what is already built (tests).
+# Never calls sudo: run it as root for a system install.
 set -euo pipefail
 
 usage() {
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 PREFIX=${PREFIX:-/usr/local}
 START=0
+BUILD=1
 START_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --start) START=1 ;;
+    --no-build) BUILD=0 ;;
     --prefix) PREFIX=$2; shift ;;
     --prefix=*) PREFIX=${1#*=} ;;
     --backend|--max-running|--retention|--exclude-device-ids) START_ARGS+=("$1" "$2"); shift ;;
@@ -35,15 +38,19 @@ cd "$src"
 need() { command -v "$1" >/dev/null 2>&1 || { echo "install.sh: $1 is required ($2)" >&2; exit 1; }; }
 need node "Node.js 20.17 or newer"
 need npm "npm"
-need cmake "cmake, to build the native addon"
-need g++ "g++, to build the native addon"
-need make "make"
+if [ "$BUILD" = 1 ]; then
+  need cmake "cmake, to build the native addon"
+  need g++ "g++, to build the native addon"
+  need make "make"
+fi
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=17)?0:1)' \
   || { echo "install.sh: Node.js 20.17 or newer is required (found $(node --version))" >&2; exit 1; }
 
 # Build in the checkout (npm ci on a fresh clone; nothing else is downloaded).
-[ -d node_modules ] || npm ci --no-audit --no-fund
-npm run build
+if [ "$BUILD" = 1 ]; then
+  [ -d node_modules ] || npm ci --no-audit --no-fund
+  npm run build
+fi
 
 dest="$PREFIX/lib/xlurm"
 stage="$dest.new.$$"

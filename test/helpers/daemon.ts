@@ -33,6 +33,13 @@ export interface DaemonOpts {
   args?: string[];
   env?: Record<string, string>;
   home?: string;
+  /** Run the daemon as this uid/gid (default: the test's own). */
+  uid?: number;
+  gid?: number;
+  /** A command the daemon is started through, e.g. `['unshare', '--mount', '--']`. */
+  wrap?: string[];
+  /** Where the CLIs and the daemon entry point live (default: this checkout). */
+  runtime?: { cliBin: string; daemonMain: string };
 }
 
 /** Make a short temporary directory (Unix socket paths are limited to 107 bytes). */
@@ -74,6 +81,7 @@ export class Daemon {
   defaultCwd(): string { return path.dirname(this.home); }
 
   get socket(): string { return path.join(this.home, 'xlurm.sock'); }
+  get cliBin(): string { return this.opts.runtime?.cliBin ?? CLI_BIN; }
   get jobsDir(): string { return path.join(this.home, 'jobs'); }
 
   daemonArgs(): string[] {
@@ -82,8 +90,9 @@ export class Daemon {
 
   /** Start in the foreground (as a child of the test) and wait until it answers. */
   async start(): Promise<this> {
-    const proc = spawn(process.execPath, [DAEMON_MAIN, ...this.daemonArgs()], {
-      env: this.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    const [cmd, ...pre] = [...(this.opts.wrap ?? []), process.execPath];
+    const proc = spawn(cmd!, [...pre, this.opts.runtime?.daemonMain ?? DAEMON_MAIN, ...this.daemonArgs()], {
+      env: this.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, uid: this.opts.uid, gid: this.opts.gid,
     });
     this.proc = proc;
     proc.stdout!.on('data', (b: Buffer) => { this.output += b.toString(); });
@@ -112,7 +121,7 @@ export class Daemon {
 
   /** Run a CLI (xrun, xqueue, …, or xlurm) against this daemon. */
   run(bin: string, args: string[], opts: RunOpts = {}): Promise<RunResult> {
-    return runProcess(process.execPath, [path.join(CLI_BIN, bin), ...args], {
+    return runProcess(process.execPath, [path.join(this.cliBin, bin), ...args], {
       env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.defaultCwd(), uid: opts.uid, gid: opts.gid,
       input: opts.input, timeout: opts.timeout,
     });
@@ -120,7 +129,7 @@ export class Daemon {
 
   /** Start a CLI without waiting for it. */
   spawnCli(bin: string, args: string[], opts: RunOpts = {}): ChildProcess {
-    return spawn(process.execPath, [path.join(CLI_BIN, bin), ...args], {
+    return spawn(process.execPath, [path.join(this.cliBin, bin), ...args], {
       env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.defaultCwd(), uid: opts.uid, gid: opts.gid,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
