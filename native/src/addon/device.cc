@@ -57,6 +57,7 @@ struct VendorEntry {
 };
 constexpr VendorEntry kVendors[] = {
     {"nvidia", dev::MakeNvml},
+    {"ascend", dev::MakeDcmi},
     {"ppu", dev::MakeHgml},
     {"hcu", dev::MakeRocmSmi},
 };

@@ -2,9 +2,11 @@
  * Registers the vendor backends compiled into this build with discovery:
  * one line per vendor (the vendor module exports its BackendFactory).
  */
+import { ascend } from './ascend';
 import { FACTORIES } from './discovery';
 import { nvidia } from './nvidia';
 
 export function registerBackends(): void {
   FACTORIES.nvidia = nvidia;
+  FACTORIES.ascend = ascend;
 }
