@@ -1,0 +1,102 @@
+// @ts-check
+'use strict';
+/**
+ * One scheduling pass over 10k PENDING jobs with 8 GPUs, in this process:
+ *  - the pure schedule() function (typical: 8 GPUs free, every job asks for
+ *    one; worst: 3 free, every job asks for 4, so each is tried and refused);
+ *  - the daemon's pass (Core over the real Store, SQLite FULL sync, and the
+ *    real DeviceManager over an in-memory backend; supervisors are not
+ *    spawned): 8 GPUs free (8 jobs committed RUNNING), and none free.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+const { nowMs, over, median } = require('../lib/stats');
+const { DAEMON_DIST, tempDir } = require('../lib/xlurm');
+
+const N = 10000;
+const gpu = (id) => ({ kind: 'nvidia', id, name: 'Fake H100', visible: `GPU-${id}`, npu: null, chip: null });
+const inventory = Array.from({ length: 8 }, (_, i) => gpu(i));
+
+/** Median time of the pure function for one input. @param {any} input @param {number} iters */
+function timePure(input, iters) {
+  const { schedule } = require(path.join(DAEMON_DIST, 'scheduler', 'schedule.js'));
+  const ts = [];
+  for (let i = 0; i < iters; i++) {
+    const t0 = nowMs();
+    schedule(input);
+    ts.push(nowMs() - t0);
+  }
+  return median(ts);
+}
+
+/** A database with N PENDING one-GPU jobs, built once and copied per sample. */
+function template(dir) {
+  const { Store } = require(path.join(DAEMON_DIST, 'store', 'store.js'));
+  const file = path.join(dir, 'template.db');
+  const store = new Store(file);
+  const spec = { command: ['python', 'train.py'], cwd: '/tmp', env: { PATH: '/usr/bin:/bin' }, name: 'train.py', count: 1, kind: null, time_limit: null, script: null };
+  store.db.transaction(() => { for (let i = 0; i < N; i++) store.insert({ uid: 0, gid: 0, name: 'root' }, spec, 1); })();
+  store.close();
+  return file;
+}
+
+/** Time one Core pass over a fresh copy of the template. @param {string} tpl @param {string} dir @param {boolean} free */
+async function timeDaemonPass(tpl, dir, free) {
+  const { Store } = require(path.join(DAEMON_DIST, 'store', 'store.js'));
+  const { Core } = require(path.join(DAEMON_DIST, 'core.js'));
+  const { DeviceManager } = require(path.join(DAEMON_DIST, 'devices', 'manager.js'));
+  const file = path.join(dir, `pass-${Math.random().toString(36).slice(2)}.db`);
+  fs.copyFileSync(tpl, file);
+  const store = new Store(file);
+  const backend = {
+    kind: 'nvidia', devices: inventory,
+    probe: async (ids) => new Map(ids.map((id) => [id, { status: free ? 'idle' : 'busy' }])),
+    close() {},
+  };
+  const dm = new DeviceManager([backend], () => undefined, () => undefined);
+  await dm.start();
+  const core = new Core(dir, { backend: 'nvidia', maxRunning: 32, retentionSecs: 86400, excludeIds: [] }, store, dm, 0, () => undefined);
+  let launched = 0;
+  core.runner = { launch() { launched++; }, adopt() {}, cancel() {}, stop() {} };
+  core.recover();
+  if (core.pending.size !== N) throw new Error(`expected ${N} pending, got ${core.pending.size}`);
+  const t0 = nowMs();
+  core.pass();
+  const ms = nowMs() - t0;
+  if (launched !== (free ? 8 : 0)) throw new Error(`pass started ${launched} jobs`);
+  dm.stop();
+  store.close();
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
+  return ms;
+}
+
+/** @param {import('../run').Ctx} ctx */
+async function run(ctx) {
+  const pending1 = Array.from({ length: N }, (_, i) => ({ id: i + 1, count: 1, kind: null }));
+  const pending4 = Array.from({ length: N }, (_, i) => ({ id: i + 1, count: 4, kind: null }));
+  const key = (d) => `${d.kind}:${d.id}`;
+  const typical = { pending: pending1, running: 0, maxRunning: 32, inventory, free: new Set(inventory.map(key)) };
+  const worst = { pending: pending4, running: 0, maxRunning: 32, inventory, free: new Set(inventory.slice(0, 3).map(key)) };
+  const iters = ctx.quick ? 50 : 200;
+  const pureT = []; const pureW = []; const passFree = []; const passBusy = [];
+  const dir = tempDir('xlb-sched');
+  ctx.log('schedule: building 10k pending template');
+  const tpl = template(dir);
+  for (let r = 0; r < ctx.reps; r++) {
+    ctx.log(`schedule, rep ${r + 1}`);
+    pureT.push(timePure(typical, iters));
+    pureW.push(timePure(worst, iters));
+    const a = []; const b = [];
+    for (let i = 0; i < (ctx.quick ? 3 : 5); i++) { a.push(await timeDaemonPass(tpl, dir, true)); b.push(await timeDaemonPass(tpl, dir, false)); }
+    passFree.push(median(a)); passBusy.push(median(b));
+  }
+  const target = { text: '≤ 5 ms', on: /** @type {const} */ ('value'), max: 5 };
+  return [
+    { measure: 'schedule() 10k pending, 8 free, -g 1 each', unit: 'ms', value: over(pureT), target },
+    { measure: 'schedule() 10k pending, 3 free, -g 4 each', unit: 'ms', value: over(pureW), target },
+    { measure: 'daemon pass 10k pending, 8 free (8 start)', unit: 'ms', value: over(passFree), target },
+    { measure: 'daemon pass 10k pending, none free', unit: 'ms', value: over(passBusy), target },
+  ];
+}
+
+module.exports = { id: 'schedule', title: 'one scheduling pass over 10k pending jobs, 8 GPUs', run };
