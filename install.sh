@@ -1,64 +1,237 @@
 #!/usr/bin/env bash
-# Install xlurm system-wide (PREFIX, default /usr/local) and optionally start
-# the shared daemon. Safe to re-run: the queue state under XLURM_HOME
-# (default /var/lib/xlurm) is never touched by installing.
+# Install, upgrade or remove xlurm on this machine.
 #
-#   ./install.sh [--start] [--prefix DIR] [--backend B] [--max-running N] [--no-build]
+#   ./install.sh [--start] [--prefix DIR] [--env-file FILE] [--no-systemd] [--no-build]
+#                [--backend B] [--max-running N] [--retention D] [--exclude-device-ids L]
+#   ./install.sh --uninstall [--purge] [--prefix DIR] [--env-file FILE] [--no-systemd]
 #
-# Builds from this checkout (npm ci + npm run build) with nothing downloaded
-# beyond npm packages; --no-build installs what is already built (tests).
-# Never calls sudo: run it as root for a system install.
+# Installs the commands into PREFIX (default /usr/local) with man pages and
+# bash/zsh completions, creates the daemon settings file FILE (default
+# /etc/default/xlurm) once and never overwrites it (the daemon options above
+# only seed a new one), and where systemd runs installs and enables
+# xlurm.service. --start starts the daemon: through systemd, or else with
+# `xlurm start` and the settings file.
+#
+# Re-running upgrades: the queue (XLURM_HOME, default /var/lib/xlurm) and the
+# settings are kept, and a running daemon of this installation is restarted on
+# the new version only when no job is running. Otherwise the new files are
+# installed, the running daemon and its jobs are left alone (it keeps using its
+# own files), and a re-run once the queue has drained restarts it.
+#
+# --uninstall stops the daemon (running jobs finish on their own) and removes
+# the programs, unit, completions and man pages; the state directory and the
+# settings file stay unless --purge (refused while a job is running).
+#
+# Environment: PREFIX, XLURM_HOME (state directory written into a new settings
+# file), XLURM_ENV_FILE, SYSTEMD_UNIT_DIR (default /etc/systemd/system), and
+# XLURM_INSTALL_SKIP_BUILD=1 (same as --no-build: install what this checkout
+# has already built). Builds with npm ci + npm run build, downloading nothing
+# beyond npm packages. Never calls sudo: run it as root for a system install.
 set -euo pipefail
 
 usage() {
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set -euo/p' "$0" | sed -n 's/^# \{0,1\}//p'
 }
+die() { echo "install.sh: $*" >&2; exit 1; }
 
 PREFIX=${PREFIX:-/usr/local}
+ENV_FILE=${XLURM_ENV_FILE:-/etc/default/xlurm}
+UNIT_DIR=${SYSTEMD_UNIT_DIR:-/etc/systemd/system}
+MODE=install
 START=0
+PURGE=0
+SYSTEMD=auto
 BUILD=1
-START_ARGS=()
+[ "${XLURM_INSTALL_SKIP_BUILD:-}" = 1 ] && BUILD=0
+SEED_BACKEND='' SEED_MAX='' SEED_RETENTION='' SEED_EXCLUDE=''
+SEEDED=0
+
+value() { # value OPTION ARGS...: the option's argument, checked to be one plain word
+  [ $# -ge 2 ] || die "$1 needs a value"
+  [[ $2 =~ ^[A-Za-z0-9][A-Za-z0-9,._-]*$ ]] || die "invalid value for $1: '$2'"
+  printf '%s' "$2"
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --start) START=1 ;;
+    --uninstall) MODE=uninstall ;;
+    --purge) PURGE=1 ;;
+    --no-systemd) SYSTEMD=0 ;;
     --no-build) BUILD=0 ;;
-    --prefix) PREFIX=$2; shift ;;
+    --prefix) [ $# -ge 2 ] || die "--prefix needs a value"; PREFIX=$2; shift ;;
     --prefix=*) PREFIX=${1#*=} ;;
-    --backend|--max-running|--retention|--exclude-device-ids) START_ARGS+=("$1" "$2"); shift ;;
+    --env-file) [ $# -ge 2 ] || die "--env-file needs a value"; ENV_FILE=$2; shift ;;
+    --env-file=*) ENV_FILE=${1#*=} ;;
+    --backend) SEED_BACKEND=$(value "$@"); SEEDED=1; shift ;;
+    --max-running) SEED_MAX=$(value "$@"); SEEDED=1; shift ;;
+    --retention) SEED_RETENTION=$(value "$@"); SEEDED=1; shift ;;
+    --exclude-device-ids) SEED_EXCLUDE=${SEED_EXCLUDE:+$SEED_EXCLUDE,}$(value "$@"); SEEDED=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install.sh: unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done
+[ "$PURGE" = 0 ] || [ "$MODE" = uninstall ] || die "--purge only goes with --uninstall"
+for p in "$PREFIX" "$ENV_FILE"; do
+  [[ $p != *[[:space:]\"\'\$\\]* ]] || die "paths with spaces, quotes, \$ or \\ are not supported: '$p'"
+done
+[[ $ENV_FILE == /* ]] || die "--env-file must be an absolute path: $ENV_FILE"
 
 umask 022
 src=$(cd "$(dirname "$0")" && pwd)
 cd "$src"
 
-need() { command -v "$1" >/dev/null 2>&1 || { echo "install.sh: $1 is required ($2)" >&2; exit 1; }; }
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 is required ($2)"; }
 need node "Node.js 20.17 or newer"
-need npm "npm"
+node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=17)?0:1)' \
+  || die "Node.js 20.17 or newer is required (found $(node --version))"
+NODE=$(command -v node)
+
+# systemd is used where it runs as PID 1 (and not --no-systemd).
+USE_SYSTEMD=0
+if [ "$SYSTEMD" = auto ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+  USE_SYSTEMD=1
+fi
+
+lib="$PREFIX/lib"
+releases="$lib/xlurm-releases"   # one directory per installed version
+link="$lib/xlurm"                # -> xlurm-releases/<current>
+PROGRAMS=(xlurm xrun xbatch xqueue xcancel xinfo)
+
+ctl() { node "$src/packaging/daemon-ctl.js" "$@"; }
+
+# The daemon's state directory: what the settings file says (the unit reads
+# it), else XLURM_HOME, else the default.
+state_home() {
+  local h=''
+  if [ -f "$ENV_FILE" ]; then
+    h=$(env -i "$BASH" -c 'set -a; . "$1" >/dev/null 2>&1; printf %s "${XLURM_HOME:-}"' _ "$ENV_FILE")
+    printf '%s' "${h:-/var/lib/xlurm}"
+  else
+    printf '%s' "${XLURM_HOME:-/var/lib/xlurm}"
+  fi
+}
+
+# Is any process using files under directory $1 (a daemon's native addons,
+# a job supervisor's executable)?
+in_use() {
+  local f
+  grep -qsF -- "$1/" /proc/[0-9]*/maps && return 0
+  for f in /proc/[0-9]*/exe; do
+    case $(readlink "$f" 2>/dev/null) in "$1"/*) return 0 ;; esac
+  done
+  return 1
+}
+
+# Does the daemon answering on $home run from this PREFIX's releases?
+daemon_is_ours() {
+  local st pid real
+  st=$(ctl status "$home" 2>/dev/null) || return 1
+  pid=$(node -e 'process.stdout.write(String(JSON.parse(process.argv[1]).pid))' "$st")
+  [ -d "$releases" ] || return 1
+  real=$(cd -P "$releases" && pwd)
+  grep -qsF -- "$real/" "/proc/$pid/maps"
+}
+
+start_daemon() {
+  if [ "$USE_SYSTEMD" = 1 ]; then
+    systemctl start xlurm.service
+    local i
+    for i in $(seq 450); do
+      if ctl status "$home" >/dev/null 2>&1; then echo "xlurm started (systemd unit xlurm.service)"; return 0; fi
+      sleep 0.1
+    done
+    die "xlurm.service does not answer after 45 s; see: systemctl status xlurm; journalctl -u xlurm"
+  fi
+  # The same settings the unit would get, and nothing else from this shell.
+  env -i PATH="$PATH" HOME="${HOME:-/root}" LANG="${LANG:-C.UTF-8}" "$BASH" -c \
+    'set -a; . "$1"; set +a; exec "$2" start $XLURM_DAEMON_OPTS' _ "$ENV_FILE" "$PREFIX/bin/xlurm"
+}
+
+# ---------------------------------------------------------------------------
+uninstall() {
+  home=$(state_home)
+  local rc=0 out b
+  ctl status "$home" >/dev/null 2>&1 || rc=$?
+  if [ "$rc" = 0 ]; then
+    if [ "$PURGE" = 1 ]; then
+      rc=0; out=$(ctl stop-if-idle "$home" 2>&1) || rc=$?
+      [ "$rc" = 4 ] && die "not purging while jobs are running ($out); cancel them or wait, then re-run"
+    else
+      rc=0; out=$(ctl stop "$home" 2>&1) || rc=$?
+    fi
+    [ "$rc" = 0 ] || die "cannot stop the daemon on $home: $out"
+    echo "$out; running jobs (if any) finish on their own"
+  fi
+  if [ "$USE_SYSTEMD" = 1 ] && [ -e "$UNIT_DIR/xlurm.service" ]; then
+    systemctl disable --now xlurm.service || true
+    rm -f "$UNIT_DIR/xlurm.service"
+    systemctl daemon-reload || true
+  fi
+  if [ "$PURGE" = 1 ] && [ -d "$home/jobs" ] && command -v flock >/dev/null 2>&1; then
+    for b in "$home"/jobs/*.lock; do
+      [ -e "$b" ] || continue
+      flock -n "$b" true || die "not purging: job ${b##*/} is still running (its supervisor holds $b)"
+    done
+  fi
+  for b in "${PROGRAMS[@]}"; do
+    if [ -L "$PREFIX/bin/$b" ] && [[ $(readlink "$PREFIX/bin/$b") == ../lib/xlurm/* ]]; then rm -f "$PREFIX/bin/$b"; fi
+    rm -f "$PREFIX/share/man/man1/$b.1" "$PREFIX/share/bash-completion/completions/$b"
+  done
+  rm -f "$PREFIX/share/zsh/site-functions/_xlurm"
+  rm -rf "$link" "$releases"
+  if [ "$PURGE" = 1 ]; then
+    if [ -e "$home/xlurm.db" ] || [ -e "$home/daemon.lock" ] || [ -d "$home/jobs" ]; then
+      [ "$home" != / ] && rm -rf "$home"
+    fi
+    rm -f "$ENV_FILE"
+    echo "Removed xlurm from $PREFIX, its state directory $home and its settings $ENV_FILE"
+  else
+    echo "Removed xlurm from $PREFIX; kept the state directory $home and the settings $ENV_FILE (--purge removes them)"
+  fi
+}
+
+if [ "$MODE" = uninstall ]; then
+  uninstall
+  exit 0
+fi
+
+# ---------------------------------------------------------------------------
+# Build in the checkout (npm ci on a fresh clone; nothing else is downloaded).
+built() { [ -f packages/cli/dist/main.js ] && [ -f packages/daemon/dist/main.js ] && [ -x native/build/Release/xlurm-stepd ]; }
 if [ "$BUILD" = 1 ]; then
+  need npm "npm"
   need cmake "cmake, to build the native addon"
   need g++ "g++, to build the native addon"
   need make "make"
-fi
-node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=17)?0:1)' \
-  || { echo "install.sh: Node.js 20.17 or newer is required (found $(node --version))" >&2; exit 1; }
-
-# Build in the checkout (npm ci on a fresh clone; nothing else is downloaded).
-if [ "$BUILD" = 1 ]; then
   [ -d node_modules ] || npm ci --no-audit --no-fund
   npm run build
+else
+  built || die "nothing is built in $src: run without --no-build (or npm run build first)"
 fi
+need npm "npm (to list the runtime dependencies)"
+version=$(node -p 'require("./package.json").version')
 
-dest="$PREFIX/lib/xlurm"
-stage="$dest.new.$$"
+mkdir -p "$releases" "$PREFIX/bin"
+PREFIX=$(cd "$PREFIX" && pwd)
+lib="$PREFIX/lib" releases="$PREFIX/lib/xlurm-releases" link="$PREFIX/lib/xlurm"
+exec 9>"$releases/.install.lock"
+if command -v flock >/dev/null 2>&1; then flock -n 9 || die "another install.sh is running on $PREFIX"; fi
+
+# A tree installed before releases existed becomes a release of its own.
+if [ -d "$link" ] && [ ! -L "$link" ]; then
+  mv "$link" "$releases/legacy-$$"
+  ln -s "xlurm-releases/legacy-$$" "$link"
+fi
+previous=$(readlink "$link" 2>/dev/null || true)
+
+# Stage the new release: built output, bins, production dependencies, and the
+# generated man pages, completions and unit.
+name="$version-$(date -u +%Y%m%dT%H%M%SZ)-$$"
+stage="$releases/.stage-$$"
 rm -rf "$stage"
-mkdir -p "$stage" "$PREFIX/bin"
+mkdir -p "$stage"
 trap 'rm -rf "$stage"' EXIT
-
-# Runtime files only: built output, bins, and the production dependency tree.
 cp package.json "$stage/"
 for p in protocol daemon cli; do
   mkdir -p "$stage/packages/$p"
@@ -75,22 +248,86 @@ done
 # better-sqlite3 needs only its compiled addon and lib/ at run time.
 rm -rf "$stage/node_modules/better-sqlite3/build/Release/obj" "$stage/node_modules/better-sqlite3/build/Release/obj.target" \
        "$stage/node_modules/better-sqlite3/build/Release/.deps" "$stage/node_modules/better-sqlite3/deps" "$stage/node_modules/better-sqlite3/src"
+node scripts/gen-share.js "$stage/share"
+mkdir -p "$stage/share/systemd"
+sed -e "s|@NODE@|$NODE|g" -e "s|@PREFIX@|$PREFIX|g" -e "s|@ENV_FILE@|$ENV_FILE|g" \
+  packaging/xlurm.service > "$stage/share/systemd/xlurm.service"
 chmod -R a+rX "$stage"
-
-# Swap in the new tree with renames: a running daemon keeps the files it loaded.
-if [ -d "$dest" ]; then
-  mv "$dest" "$dest.old.$$"
-  mv "$stage" "$dest"
-  rm -rf "$dest.old.$$"
-else
-  mv "$stage" "$dest"
-fi
+mv "$stage" "$releases/$name"
 trap - EXIT
-for b in xlurm xrun xbatch xqueue xcancel xinfo; do
+
+# The settings file: created once, never overwritten.
+if [ -e "$ENV_FILE" ]; then
+  env_note="kept"
+  [ "$SEEDED" = 0 ] || echo "install.sh: $ENV_FILE exists and was kept; change XLURM_DAEMON_OPTS there instead of passing daemon options" >&2
+else
+  new_home=${XLURM_HOME:-/var/lib/xlurm}
+  [[ $new_home == /* && $new_home != *[[:space:]\"\'\$\\]* ]] || die "XLURM_HOME must be an absolute path without spaces or quotes: $new_home"
+  opts="--backend ${SEED_BACKEND:-auto} --max-running ${SEED_MAX:-32} --retention ${SEED_RETENTION:-7d}"
+  [ -z "$SEED_EXCLUDE" ] || opts="$opts --exclude-device-ids $SEED_EXCLUDE"
+  mkdir -p "$(dirname "$ENV_FILE")"
+  sed -e "s|@XLURM_HOME@|$new_home|" -e "s|@XLURM_DAEMON_OPTS@|$opts|" packaging/xlurm.default > "$ENV_FILE.new.$$"
+  chmod 0644 "$ENV_FILE.new.$$"
+  mv "$ENV_FILE.new.$$" "$ENV_FILE"
+  env_note="created"
+fi
+home=$(state_home)
+
+# Switch: the link flips atomically; a running daemon keeps the release it was
+# started from (Node resolves the commands' real paths at start-up).
+ln -sfn "xlurm-releases/$name" "$link.new.$$"
+mv -T "$link.new.$$" "$link"
+for b in "${PROGRAMS[@]}"; do
   ln -sfn "../lib/xlurm/packages/cli/bin/$b" "$PREFIX/bin/$b"
 done
-echo "Installed xlurm $(node -p 'require("./package.json").version') into $PREFIX (commands in $PREFIX/bin)"
+share="$link/share"
+mkdir -p "$PREFIX/share/man/man1" "$PREFIX/share/bash-completion/completions" "$PREFIX/share/zsh/site-functions"
+cp "$share"/man/man1/*.1 "$PREFIX/share/man/man1/"
+cp -P "$share"/bash-completion/completions/* "$PREFIX/share/bash-completion/completions/"
+cp "$share/zsh/site-functions/_xlurm" "$PREFIX/share/zsh/site-functions/"
+echo "Installed xlurm $version into $PREFIX (commands in $PREFIX/bin); settings $ENV_FILE ($env_note); state $home"
 
-if [ "$START" = 1 ]; then
-  "$PREFIX/bin/xlurm" start "${START_ARGS[@]}"
+if [ "$USE_SYSTEMD" = 1 ]; then
+  mkdir -p "$UNIT_DIR"
+  cp "$share/systemd/xlurm.service" "$UNIT_DIR/xlurm.service.new.$$"
+  mv "$UNIT_DIR/xlurm.service.new.$$" "$UNIT_DIR/xlurm.service"
+  systemctl daemon-reload
+  systemctl enable xlurm.service
+  echo "systemd: xlurm.service installed and enabled at boot"
+else
+  echo "systemd not used: start the daemon with ./install.sh --start (after a reboot too)"
 fi
+
+# The daemon: restart ours when idle, leave it alone while jobs run.
+rc=0
+ctl status "$home" >/dev/null 2>&1 || rc=$?
+if [ "$rc" = 0 ]; then
+  if ! daemon_is_ours; then
+    echo "A daemon from another installation answers on $home; it was left alone."
+  else
+    rc=0; out=$(ctl stop-if-idle "$home" 2>&1) || rc=$?
+    case $rc in
+      0) echo "Restarting: $out"; start_daemon ;;
+      4) echo "Jobs are running ($out), so the running daemon and its jobs were left alone;"
+         echo "it keeps using the files it started with. Re-run ./install.sh once no job is running"
+         echo "to restart the daemon on xlurm $version." ;;
+      *) die "cannot restart the running daemon: $out" ;;
+    esac
+  fi
+elif [ "$rc" = 3 ]; then
+  [ "$START" = 0 ] || start_daemon
+else
+  echo "install.sh: cannot tell whether a daemon runs on $home; not starting one" >&2
+fi
+
+# Remove releases nothing uses any more (the previous one is kept, so that a
+# command started just before the switch can finish loading).
+for rel in "$releases"/*; do
+  [ -d "$rel" ] || continue
+  case "xlurm-releases/${rel##*/}" in "xlurm-releases/$name"|"$previous") continue ;; esac
+  if in_use "$(cd -P "$rel" && pwd)"; then
+    echo "Kept ${rel##*/}: a daemon or job supervisor still uses it"
+  else
+    rm -rf "$rel"
+  fi
+done

@@ -120,7 +120,10 @@ async function sharedInstall(): Promise<Runtime> {
       fs.mkdirSync(stage);
       fs.chmodSync(stage, 0o755);
       try {
-        execFileSync(path.join(ROOT, 'install.sh'), ['--no-build', '--prefix', stage], { cwd: ROOT, stdio: 'pipe' });
+        // Programs only: no systemd unit, and the settings file inside the prefix.
+        execFileSync(path.join(ROOT, 'install.sh'), ['--no-build', '--no-systemd', '--prefix', stage], {
+          cwd: ROOT, stdio: 'pipe', env: { ...process.env, XLURM_ENV_FILE: path.join(stage, 'etc', 'xlurm') },
+        });
       } catch (err) {
         fs.rmSync(stage, { recursive: true, force: true });
         const x = err as { stderr?: Buffer; message: string };
