@@ -7,7 +7,7 @@
 import * as net from 'node:net';
 import type { OpName } from '@xlurm/protocol';
 import {
-  FrameDecoder, FrameSyntax, FrameTooLarge, MAX_REQUEST_BYTES, PROTOCOL_VERSION, XlurmError, encodeFrame,
+  FrameDecoder, FrameSyntax, FrameTooLarge, MAX_REQUEST_BYTES, MAX_REQUEST_DEPTH, PROTOCOL_VERSION, XlurmError, encodeFrame,
 } from '@xlurm/protocol';
 import { peerCred } from '@xlurm/native';
 import type { Caller, Core } from './core';
@@ -62,7 +62,8 @@ export class Server {
       this.replyError(sock, new XlurmError('UNAUTHENTICATED', 'cannot authenticate Unix socket peer'));
       return;
     }
-    const decoder = new FrameDecoder(MAX_REQUEST_BYTES);
+    // Depth is checked before JSON.parse: deep nesting would block the loop for seconds.
+    const decoder = new FrameDecoder(MAX_REQUEST_BYTES, { maxDepth: MAX_REQUEST_DEPTH });
     let handled = false;
     const deadline = setTimeout(() => {
       this.replyError(sock, new XlurmError('INVALID_REQUEST', 'request not received in time'));

@@ -12,7 +12,19 @@ export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Largest raw attachment of one frame. */
 export const MAX_RAW_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Deepest nesting of arrays and objects a request may have. Real requests
+ * need 3 levels; JSON.parse takes seconds for a few megabytes of `[[[[…`, so
+ * deeper frames are refused by a linear scan before parsing.
+ */
+export const MAX_REQUEST_DEPTH = 32;
+
 export interface Frame { msg: unknown; raw?: Buffer }
+
+export interface DecoderOptions {
+  /** Refuse frames nested deeper than this (checked before JSON.parse). */
+  maxDepth?: number;
+}
 
 export class FrameTooLarge extends Error {
   override name = 'FrameTooLarge';
@@ -37,7 +49,7 @@ export class FrameDecoder {
   private pendingMsg: unknown = undefined;
   private pendingRaw = -1;
 
-  constructor(private readonly maxJson: number) {}
+  constructor(private readonly maxJson: number, private readonly opts: DecoderOptions = {}) {}
 
   /** Bytes buffered but not yet part of a complete frame. */
   get bufferedBytes(): number { return this.buffered; }
@@ -61,6 +73,9 @@ export class FrameDecoder {
       }
       if (nl > this.maxJson) throw new FrameTooLarge();
       const line = this.take(nl + 1).subarray(0, nl);
+      if (this.opts.maxDepth !== undefined && nestingExceeds(line, this.opts.maxDepth)) {
+        throw new FrameSyntax(`invalid JSON: nested deeper than ${this.opts.maxDepth} levels`);
+      }
       let msg: unknown;
       try {
         msg = JSON.parse(decodeUtf8(line));
@@ -103,6 +118,22 @@ export class FrameDecoder {
     this.buffered -= n;
     return head;
   }
+}
+
+/** Does the JSON text nest arrays/objects deeper than `max`? (brackets inside strings do not count) */
+export function nestingExceeds(buf: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i]!;
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) { if (++depth > max) return true; }
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });

@@ -19,3 +19,13 @@ t.test('limits and malformed input', async (t) => {
   t.throws(() => new FrameDecoder(64).push(Buffer.from([0x22, 0xff, 0x22, 0x0a])), { name: 'FrameSyntax' }, 'invalid UTF-8 refused');
   t.throws(() => new FrameDecoder(64).push(Buffer.from('{"raw":-1}\n')), { name: 'FrameSyntax' });
 });
+
+t.test('request decoding: nesting is limited before parsing', async (t) => {
+  const opts = { maxDepth: 4 };
+  t.same(new FrameDecoder(1024, opts).push(Buffer.from('{"a":{"b":[["x"]]}}\n')).map((f) => f.msg), [{ a: { b: [['x']] } }], 'depth 4 passes');
+  t.throws(() => new FrameDecoder(1024, opts).push(Buffer.from('{"a":{"b":[[[1]]]}}\n')), { name: 'FrameSyntax', message: /nested deeper than 4 levels/ });
+  t.same(new FrameDecoder(1024, opts).push(Buffer.from('{"s":"[[[[[[{{{{\\"[[[[["}\n')).map((f) => f.msg), [{ s: '[[[[[[{{{{"[[[[[' }], 'brackets in strings (and escaped quotes) do not count');
+  // A megabyte-deep frame is refused fast, without JSON.parse.
+  const deep = Buffer.from('['.repeat(1 << 20) + ']'.repeat(1 << 20) + '\n');
+  t.throws(() => new FrameDecoder(4 << 20, { maxDepth: 32 }).push(deep), { name: 'FrameSyntax', message: /nested deeper/ });
+});
