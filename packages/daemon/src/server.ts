@@ -62,8 +62,10 @@ export class Server {
       this.replyError(sock, new XlurmError('UNAUTHENTICATED', 'cannot authenticate Unix socket peer'));
       return;
     }
-    // Depth is checked before JSON.parse: deep nesting would block the loop for seconds.
-    const decoder = new FrameDecoder(MAX_REQUEST_BYTES, { maxDepth: MAX_REQUEST_DEPTH });
+    // Depth is checked before JSON.parse (deep nesting would block the loop for
+    // seconds); a request never carries a raw attachment, so a `raw` field is
+    // just an unknown field, never a reason to buffer more bytes.
+    const decoder = new FrameDecoder(MAX_REQUEST_BYTES, { maxDepth: MAX_REQUEST_DEPTH, raw: false });
     let handled = false;
     const deadline = setTimeout(() => {
       this.replyError(sock, new XlurmError('INVALID_REQUEST', 'request not received in time'));

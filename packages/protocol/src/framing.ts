@@ -24,6 +24,8 @@ export interface Frame { msg: unknown; raw?: Buffer }
 export interface DecoderOptions {
   /** Refuse frames nested deeper than this (checked before JSON.parse). */
   maxDepth?: number;
+  /** Frames may announce a raw attachment (responses); requests never carry one. Default true. */
+  raw?: boolean;
 }
 
 export class FrameTooLarge extends Error {
@@ -84,7 +86,7 @@ export class FrameDecoder {
       }
       const raw = (msg !== null && typeof msg === 'object' && !Array.isArray(msg))
         ? (msg as { raw?: unknown }).raw : undefined;
-      if (typeof raw === 'number') {
+      if (typeof raw === 'number' && this.opts.raw !== false) {
         if (!Number.isInteger(raw) || raw < 0 || raw > MAX_RAW_BYTES) throw new FrameSyntax('invalid raw length');
         this.pendingMsg = msg;
         this.pendingRaw = raw;

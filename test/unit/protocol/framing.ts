@@ -20,12 +20,15 @@ t.test('limits and malformed input', async (t) => {
   t.throws(() => new FrameDecoder(64).push(Buffer.from('{"raw":-1}\n')), { name: 'FrameSyntax' });
 });
 
-t.test('request decoding: nesting is limited before parsing', async (t) => {
-  const opts = { maxDepth: 4 };
+t.test('request decoding: nesting is limited before parsing, raw attachments are not honoured', async (t) => {
+  const opts = { maxDepth: 4, raw: false };
   t.same(new FrameDecoder(1024, opts).push(Buffer.from('{"a":{"b":[["x"]]}}\n')).map((f) => f.msg), [{ a: { b: [['x']] } }], 'depth 4 passes');
   t.throws(() => new FrameDecoder(1024, opts).push(Buffer.from('{"a":{"b":[[[1]]]}}\n')), { name: 'FrameSyntax', message: /nested deeper than 4 levels/ });
   t.same(new FrameDecoder(1024, opts).push(Buffer.from('{"s":"[[[[[[{{{{\\"[[[[["}\n')).map((f) => f.msg), [{ s: '[[[[[[{{{{"[[[[[' }], 'brackets in strings (and escaped quotes) do not count');
   // A megabyte-deep frame is refused fast, without JSON.parse.
   const deep = Buffer.from('['.repeat(1 << 20) + ']'.repeat(1 << 20) + '\n');
   t.throws(() => new FrameDecoder(4 << 20, { maxDepth: 32 }).push(deep), { name: 'FrameSyntax', message: /nested deeper/ });
+  const frames = new FrameDecoder(1024, opts).push(Buffer.from('{"op":"status","raw":16000000}\n'));
+  t.same(frames.map((f) => f.msg), [{ op: 'status', raw: 16000000 }], 'a raw field is only a field: the frame is complete at its newline');
+  t.notOk(frames[0]!.raw);
 });
