@@ -3,7 +3,7 @@ import type { XCommand } from '../command';
 import { flag, jobId, noExtra, single } from '../argv';
 import { request, stream } from '../client';
 import { UsageError } from '../errors';
-import { jobDetail, queueTable, selectRows } from '../format/queue';
+import { QUEUE_ROWS, jobDetail, queueTable, selectRows } from '../format/queue';
 import { writeOut } from '../io';
 import { cancelJob } from './cancel';
 
@@ -49,7 +49,9 @@ const queue: XCommand = {
       return;
     }
     const all = flag(args.all);
-    const rows = selectRows(await request('queue', {}) as JobSummary[], all);
+    // The daemon selects the newest rows itself, so the cost does not grow with history;
+    // selectRows applies the same rule again (a no-op on such a reply) and sorts.
+    const rows = selectRows(await request('queue', { all, limit: QUEUE_ROWS }) as JobSummary[], all);
     await writeOut(flag(args.json) ? pretty(rows) : queueTable(rows, all));
   },
 };

@@ -52,7 +52,10 @@ export function waitAndRun(
  * Rows shown by xqueue: newest to oldest, non-terminal only unless `all`,
  * at most 100, back in submission order; without `all`, RUNNING rows first.
  */
-export function selectRows<T extends Pick<JobSummary, 'state'>>(jobs: readonly T[], all: boolean, limit = 100): T[] {
+/** Rows `xqueue` shows at most. */
+export const QUEUE_ROWS = 100;
+
+export function selectRows<T extends Pick<JobSummary, 'state'>>(jobs: readonly T[], all: boolean, limit = QUEUE_ROWS): T[] {
   const picked: T[] = [];
   for (let i = jobs.length - 1; i >= 0 && picked.length < limit; i--) {
     const j = jobs[i]!;
