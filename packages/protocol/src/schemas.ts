@@ -12,6 +12,8 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const JobId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'job id (never reused)' });
 const UnixSeconds = Type.Integer({ description: 'unix time in seconds' });
+/** Bounded so a huge number is an INVALID_REQUEST, not a failed read or SQL bind. */
+const LogOffset = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'byte offset in the log' });
 
 export const DeviceKind = Type.Union([
   Type.Literal('nvidia'), Type.Literal('ascend'), Type.Literal('mthreads'),
@@ -147,18 +149,18 @@ export const Ops = {
   queue: {
     req: Type.Object({
       all: Type.Optional(Type.Boolean({ description: 'false: only PENDING and RUNNING jobs; true or absent: any state' })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, description: 'only the newest N matching jobs' })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'only the newest N matching jobs' })),
     }, { additionalProperties: false }),
     res: Type.Array(JobSummary), doc: 'host-wide summaries in id order',
   },
   get: { req: ById, res: Job, doc: 'the full job (owner or root)' },
   cancel: { req: ById, res: Empty, doc: 'cancel a pending or running job (owner or root); no-op when finished' },
   log: {
-    req: Type.Object({ id: JobId, offset: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }),
+    req: Type.Object({ id: JobId, offset: Type.Optional(LogOffset) }, { additionalProperties: false }),
     res: Empty, doc: 'stream the job log from offset to its current end (owner or root)',
   },
   follow: {
-    req: Type.Object({ id: JobId, offset: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }),
+    req: Type.Object({ id: JobId, offset: Type.Optional(LogOffset) }, { additionalProperties: false }),
     res: Empty, doc: 'stream state changes and log bytes until the job has a result (owner or root)',
   },
   info: { req: Empty, res: Type.Array(DeviceView), doc: 'device views in inventory order' },
