@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import type * as net from 'node:net';
 import type { Job, OpArgs, OpName, OpResult } from '@xlurm/protocol';
 import {
-  FrameDecoder, FrameSyntax, FrameTooLarge, MAX_RESPONSE_BYTES, PROTOCOL_VERSION, resolveHome, statePaths,
+  FrameDecoder, FrameSyntax, FrameTooLarge, MAX_RESPONSE_BYTES, PROTOCOL_VERSION, VERSION, resolveHome, statePaths,
 } from '@xlurm/protocol';
 import { CliError, osErrorText } from './errors';
 
@@ -93,11 +93,20 @@ function decodeError(e: unknown): CliError {
   return e instanceof CliError ? e : new CliError((e as Error).message);
 }
 
-interface ReplyShape { ok?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown }; event?: unknown }
+interface ReplyShape { v?: unknown; ok?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown }; event?: unknown }
 
-/** A daemon `{ok:false}` frame as an error; undefined if the frame is not one. */
+/**
+ * A daemon `{ok:false}` frame as an error (its message names both versions
+ * when the versions differ); undefined if the frame is not one. A successful
+ * frame of another protocol version is refused too: its result may not mean
+ * what this client expects.
+ */
 function refusal(msg: ReplyShape): CliError | undefined {
-  if (msg.ok !== false) return undefined;
+  if (msg.ok !== false) {
+    if (typeof msg.v !== 'number' || msg.v === PROTOCOL_VERSION) return undefined;
+    return new CliError(`protocol version mismatch: the daemon speaks protocol ${msg.v}, this client (xlurm ${VERSION}) speaks protocol ${PROTOCOL_VERSION}; ` +
+      'use the xlurm commands installed with the running daemon, or ask the administrator to restart it after the upgrade', 'VERSION_MISMATCH');
+  }
   const err = msg.error;
   if (!err || typeof err.message !== 'string') return new CliError('unexpected response');
   return new CliError(err.message, typeof err.code === 'string' ? err.code : undefined);
