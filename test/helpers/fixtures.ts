@@ -38,6 +38,8 @@ const DCMI = { dir: 'fake-dcmi', with: ['fake-common'], soname: 'libdcmi.so', st
 export const FAKES = {
   nvidia: { dir: 'fake-nvml', soname: 'libnvidia-ml.so.1', stateEnv: 'XLURM_FAKE_NVML_STATE', libraryEnv: 'XLURM_NVML_LIBRARY', logEnv: 'XLURM_FAKE_NVML_LOG' },
   ascend: DCMI,
+  mthreads: { dir: 'fake-mtml', with: ['fake-common'], soname: 'libmtml.so', stateEnv: 'XLURM_FAKE_MTML_STATE', libraryEnv: 'XLURM_MTML_LIBRARY', logEnv: 'XLURM_FAKE_MTML_LOG' },
+  metax: { dir: 'fake-mxsml', with: ['fake-common'], soname: 'libmxsml.so', stateEnv: 'XLURM_FAKE_MXSML_STATE', libraryEnv: 'XLURM_MXSML_LIBRARY', logEnv: 'XLURM_FAKE_MXSML_LOG' },
   /** The same fake without the dcmiv2_* symbols (an older Ascend driver). */
   'ascend-classic': { ...DCMI, cflags: ['-DFAKE_DCMI_NO_V2'], build: 'fake-dcmi-classic' },
 } satisfies Record<string, FakeSpec>;

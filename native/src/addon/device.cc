@@ -58,6 +58,8 @@ struct VendorEntry {
 constexpr VendorEntry kVendors[] = {
     {"nvidia", dev::MakeNvml},
     {"ascend", dev::MakeDcmi},
+    {"mthreads", dev::MakeMtml},
+    {"metax", dev::MakeMxsml},
     {"ppu", dev::MakeHgml},
     {"hcu", dev::MakeRocmSmi},
 };

@@ -90,6 +90,8 @@ void* FindSymbol(void* lib, std::initializer_list<const char*> names, const char
 // Vendor factories (one per vendor file).
 std::unique_ptr<Vendor> MakeNvml();  // nvml.cc
 std::unique_ptr<Vendor> MakeDcmi();  // dcmi.cc
+std::unique_ptr<Vendor> MakeMtml();  // mtml.cc
+std::unique_ptr<Vendor> MakeMxsml();  // mxsml.cc
 std::unique_ptr<Vendor> MakeHgml();  // hgml.cc
 std::unique_ptr<Vendor> MakeRocmSmi();  // rocm-smi.cc
 

@@ -4,9 +4,13 @@
  */
 import { ascend } from './ascend';
 import { FACTORIES } from './discovery';
+import { metax } from './metax';
+import { mthreads } from './mthreads';
 import { nvidia } from './nvidia';
 
 export function registerBackends(): void {
   FACTORIES.nvidia = nvidia;
   FACTORIES.ascend = ascend;
+  FACTORIES.mthreads = mthreads;
+  FACTORIES.metax = metax;
 }

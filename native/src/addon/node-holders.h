@@ -1,0 +1,32 @@
+// Which processes hold a device node open: one scan of <proc>/<pid>/fd for vendors whose
+// management library cannot list a device's processes (MTML, shared/spec/driver-apis.md §3.6).
+// Plain C++ (no Node-API); runs on the vendor library's worker thread, like the driver calls.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xlurm::dev {
+
+// One device's nodes: the paths the driver reported (and their canonical forms), and the device
+// numbers of those that are character devices (matched across mount namespaces).
+struct DeviceNodes {
+  std::vector<std::string> paths;
+  std::vector<dev_t> rdevs;
+};
+
+// Resolve the reported paths with stat(2) and realpath(3). Returns "" or the reason, e.g.
+// "cannot stat /dev/mtgpu.0: No such file or directory" (a node the driver names must exist).
+std::string ResolveNodes(const std::vector<std::string>& reported, DeviceNodes* out);
+
+// Scan `proc_root` once; holders[i] receives the PIDs (ascending) with an open descriptor on a
+// node of devices[i], the scanning process itself left out. Returns "" or why occupancy cannot be
+// established: `proc_root` is not the host's process table (another PID namespace hides
+// processes), or some process's descriptors cannot be read (permission).
+std::string FindNodeHolders(const std::string& proc_root, const std::vector<DeviceNodes>& devices,
+                            std::vector<std::vector<uint32_t>>* holders);
+
+}  // namespace xlurm::dev
