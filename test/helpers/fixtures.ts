@@ -31,15 +31,32 @@ export interface FakeSpec {
   cflags?: readonly string[];
   /** Build directory name under test/fixtures/build/ (default `dir`; distinct per variant). */
   build?: string;
+  /**
+   * Libraries the fake is linked against (its DT_NEEDED), each built first from
+   * test/fixtures/<dir>/*.c into the fake's build directory under `soname`. No
+   * run path is recorded: the code under test must make them loadable
+   * (HGML's libuki.so).
+   */
+  links?: readonly { dir: string; soname: string }[];
+  /** More daemon variables that come with the fake (e.g. the HCU health tool). */
+  env?: Readonly<Record<string, string>>;
 }
 
 const DCMI = { dir: 'fake-dcmi', with: ['fake-common'], soname: 'libdcmi.so', stateEnv: 'XLURM_FAKE_DCMI_STATE', libraryEnv: 'XLURM_DCMI_LIBRARY', logEnv: 'XLURM_FAKE_DCMI_LOG' } as const;
+
+const HGML = { dir: 'fake-hgml', with: ['fake-common'], links: [{ dir: 'fake-hgml/uki', soname: 'libuki.so' }], soname: 'libhgml.so', stateEnv: 'XLURM_FAKE_HGML_STATE', libraryEnv: 'XLURM_HGML_LIBRARY', logEnv: 'XLURM_FAKE_HGML_LOG' } as const;
+/** The fake `hy-smi` (a script reading the fake rocm_smi's state file; see its header). */
+export const FAKE_HY_SMI = path.join(ROOT, 'test', 'fixtures', 'fake-hy-smi', 'hy-smi');
 
 export const FAKES = {
   nvidia: { dir: 'fake-nvml', soname: 'libnvidia-ml.so.1', stateEnv: 'XLURM_FAKE_NVML_STATE', libraryEnv: 'XLURM_NVML_LIBRARY', logEnv: 'XLURM_FAKE_NVML_LOG' },
   ascend: DCMI,
   mthreads: { dir: 'fake-mtml', with: ['fake-common'], soname: 'libmtml.so', stateEnv: 'XLURM_FAKE_MTML_STATE', libraryEnv: 'XLURM_MTML_LIBRARY', logEnv: 'XLURM_FAKE_MTML_LOG' },
   metax: { dir: 'fake-mxsml', with: ['fake-common'], soname: 'libmxsml.so', stateEnv: 'XLURM_FAKE_MXSML_STATE', libraryEnv: 'XLURM_MXSML_LIBRARY', logEnv: 'XLURM_FAKE_MXSML_LOG' },
+  ppu: HGML,
+  /** HGML without hgmlInit_v2 and hgmlDeviceGetName (init falls back to hgmlInitWithFlags). */
+  'ppu-minimal': { ...HGML, cflags: ['-DFAKE_HGML_MINIMAL'], build: 'fake-hgml-minimal' },
+  hcu: { dir: 'fake-rocm-smi', with: ['fake-common'], soname: 'librocm_smi64.so', stateEnv: 'XLURM_FAKE_ROCM_SMI_STATE', libraryEnv: 'XLURM_HCU_SMI_LIBRARY', logEnv: 'XLURM_FAKE_ROCM_SMI_LOG', env: { XLURM_HCU_HEALTH_TOOL: FAKE_HY_SMI } },
   /** The same fake without the dcmiv2_* symbols (an older Ascend driver). */
   'ascend-classic': { ...DCMI, cflags: ['-DFAKE_DCMI_NO_V2'], build: 'fake-dcmi-classic' },
 } satisfies Record<string, FakeSpec>;
@@ -51,25 +68,35 @@ export const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 /** Build (or reuse) a fake library; returns its absolute path. */
 export function buildFake(kind: FakeKind): string {
   const spec: FakeSpec = FAKES[kind];
-  const dirs = [spec.dir, ...(spec.with ?? [])].map((d) => path.join(FIXTURES, d));
-  const files = dirs.flatMap((d) => fs.readdirSync(d).map((f) => path.join(d, f)));
-  const sources = files.filter((f) => f.endsWith('.c'));
   const outDir = path.join(FIXTURES, 'build', spec.build ?? spec.dir);
-  const out = path.join(outDir, spec.soname);
-  const newest = Math.max(...files.filter((f) => /\.[ch]$/.test(f)).map((s) => fs.statSync(s).mtimeMs));
+  const linked = (spec.links ?? []).map((l) => compile([l.dir], path.join(outDir, l.soname), [`-Wl,-soname,${l.soname}`]));
+  const linkArgs = (spec.links ?? []).flatMap((l) => [`-L${outDir}`, `-l:${l.soname}`]);
+  return compile([spec.dir, ...(spec.with ?? [])], path.join(outDir, spec.soname), [...(spec.cflags ?? []), ...linkArgs], linked);
+}
+
+/**
+ * Compile the .c files of `dirs` (under test/fixtures/; the first is the
+ * fake's own, the others are also on the include path) into the shared object
+ * `out`, unless it is newer than every source and every file of `after`.
+ */
+function compile(dirs: readonly string[], out: string, flags: readonly string[], after: readonly string[] = []): string {
+  const abs = dirs.map((d) => path.join(FIXTURES, d));
+  const files = abs.flatMap((d) => fs.readdirSync(d).map((f) => path.join(d, f)));
+  const sources = files.filter((f) => f.endsWith('.c'));
+  const newest = Math.max(...[...files.filter((f) => /\.[ch]$/.test(f)), ...after].map((s) => fs.statSync(s).mtimeMs));
   try {
     if (fs.statSync(out).mtimeMs >= newest) return out;
   } catch { /* not built yet */ }
-  fs.mkdirSync(outDir, { recursive: true });
+  fs.mkdirSync(path.dirname(out), { recursive: true });
   const tmp = `${out}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    const includes = dirs.slice(1).map((d) => `-I${d}`);
-    execFileSync('cc', ['-shared', '-fPIC', '-O2', '-Wall', ...(spec.cflags ?? []), ...includes, '-o', tmp, ...sources, '-lpthread'], { stdio: 'pipe' });
+    const includes = abs.slice(1).map((d) => `-I${d}`);
+    execFileSync('cc', ['-shared', '-fPIC', '-O2', '-Wall', ...includes, '-o', tmp, ...sources, ...flags, '-lpthread'], { stdio: 'pipe' });
     fs.renameSync(tmp, out);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
     const err = e as { stderr?: Buffer; message: string };
-    throw new Error(`cannot build ${spec.soname}: ${err.stderr?.toString() || err.message}`);
+    throw new Error(`cannot build ${path.basename(out)}: ${err.stderr?.toString() || err.message}`);
   }
   return out;
 }
@@ -88,7 +115,7 @@ export class FakeLibrary {
 
   /** Variables for the daemon: the library override and the fake's state and log files. */
   get env(): Record<string, string> {
-    return { [this.spec.libraryEnv]: this.library, [this.spec.stateEnv]: this.statePath, [this.spec.logEnv]: this.logPath };
+    return { ...this.spec.env, [this.spec.libraryEnv]: this.library, [this.spec.stateEnv]: this.statePath, [this.spec.logEnv]: this.logPath };
   }
 
   /** Replace the state atomically (the fake never sees a half-written file). */

@@ -7,9 +7,11 @@ import { FACTORIES } from './discovery';
 import { metax } from './metax';
 import { mthreads } from './mthreads';
 import { nvidia } from './nvidia';
+import { ppu } from './ppu';
 
 export function registerBackends(): void {
   FACTORIES.nvidia = nvidia;
+  FACTORIES.ppu = ppu;
   FACTORIES.ascend = ascend;
   FACTORIES.mthreads = mthreads;
   FACTORIES.metax = metax;
