@@ -49,6 +49,17 @@ export function tempHome(t: Tap, prefix = 'xl'): string {
   return path.join(dir, 'home');
 }
 
+/**
+ * How to start node with `args` as `uid`. As another user, through
+ * `env -u NODE_OPTIONS`: the test runner instruments every child through
+ * NODE_OPTIONS, and that instrumentation loads from this checkout and writes
+ * under its .tap/, neither of which another account may be able to do.
+ */
+export function nodeCommand(args: string[], uid?: number): [string, string[]] {
+  if (uid === undefined || uid === process.getuid?.()) return [process.execPath, args];
+  return ['/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, ...args]];
+}
+
 export function runProcess(cmd: string, args: string[], opts: SpawnOptions & { input?: string; timeout?: number } = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { ...opts, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -90,8 +101,9 @@ export class Daemon {
 
   /** Start in the foreground (as a child of the test) and wait until it answers. */
   async start(): Promise<this> {
-    const [cmd, ...pre] = [...(this.opts.wrap ?? []), process.execPath];
-    const proc = spawn(cmd!, [...pre, this.opts.runtime?.daemonMain ?? DAEMON_MAIN, ...this.daemonArgs()], {
+    const node = nodeCommand([this.opts.runtime?.daemonMain ?? DAEMON_MAIN, ...this.daemonArgs()], this.opts.uid);
+    const [cmd, ...pre] = [...(this.opts.wrap ?? []), node[0]];
+    const proc = spawn(cmd!, [...pre, ...node[1]], {
       env: this.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, uid: this.opts.uid, gid: this.opts.gid,
     });
     this.proc = proc;
@@ -121,7 +133,7 @@ export class Daemon {
 
   /** Run a CLI (xrun, xqueue, …, or xlurm) against this daemon. */
   run(bin: string, args: string[], opts: RunOpts = {}): Promise<RunResult> {
-    return runProcess(process.execPath, [path.join(this.cliBin, bin), ...args], {
+    return runProcess(...nodeCommand([path.join(this.cliBin, bin), ...args], opts.uid), {
       env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.defaultCwd(), uid: opts.uid, gid: opts.gid,
       input: opts.input, timeout: opts.timeout,
     });
@@ -129,7 +141,7 @@ export class Daemon {
 
   /** Start a CLI without waiting for it. */
   spawnCli(bin: string, args: string[], opts: RunOpts = {}): ChildProcess {
-    return spawn(process.execPath, [path.join(this.cliBin, bin), ...args], {
+    return spawn(...nodeCommand([path.join(this.cliBin, bin), ...args], opts.uid), {
       env: { ...this.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? this.defaultCwd(), uid: opts.uid, gid: opts.gid,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

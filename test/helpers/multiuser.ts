@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLI_BIN, DAEMON_MAIN, IS_ROOT, ROOT } from './env';
-import { Daemon, runProcess, startDaemon, type DaemonOpts, type RunOpts, type RunResult } from './daemon';
+import { Daemon, nodeCommand, runProcess, startDaemon, type DaemonOpts, type RunOpts, type RunResult } from './daemon';
 import { pidAlive, waitFor } from './wait';
 
 interface Tap { teardown(fn: () => unknown): void; comment(...args: unknown[]): void }
@@ -59,7 +59,7 @@ function usableByNobody(rt: Runtime): string | undefined {
   const code = `require(${JSON.stringify(path.join(rt.cliBin, '..', 'dist', 'main.js'))});` +
     `require(${JSON.stringify(rt.daemonMain)});` +
     `require('fs').accessSync(${JSON.stringify(rt.stepd)}, require('fs').constants.X_OK);`;
-  const r = spawnSync(process.execPath, ['-e', code], { uid: 65534, gid: 65534, cwd: '/', encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+  const r = spawnSync(...nodeCommand(['-e', code], 65534), { uid: 65534, gid: 65534, cwd: '/', encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
   return r.status === 0 ? undefined : (r.stderr || r.error?.message || `exit ${r.status}`).split('\n').slice(0, 3).join(' ');
 }
 
@@ -202,7 +202,8 @@ export async function runWithGroups(d: Daemon, a: Account, gid: number, groups: 
   const code = 'const [, uid, gid, groups, bin, ...rest] = process.argv;' +
     'process.setgroups(groups ? groups.split(",").map(Number) : []); process.setgid(Number(gid)); process.setuid(Number(uid));' +
     'process.argv = [process.argv[0], bin, ...rest]; require(bin);';
-  return runProcess(process.execPath, ['-e', code, String(a.uid), String(gid), groups.join(','), path.join(d.cliBin, bin), ...args], {
+  // Started as root but ends as `a`: no test-runner instrumentation either (see nodeCommand).
+  return runProcess(...nodeCommand(['-e', code, String(a.uid), String(gid), groups.join(','), path.join(d.cliBin, bin), ...args], a.uid), {
     env: { ...d.env, ...(opts.env ?? {}) }, cwd: opts.cwd ?? d.defaultCwd(), input: opts.input, timeout: opts.timeout,
   });
 }
@@ -213,7 +214,7 @@ export async function rawRequestAs(a: Account, socket: string, frame: string): P
     's.on("connect", () => s.write(process.argv[2])); s.on("data", (b) => out.push(b));' +
     's.on("error", (e) => { console.error(e.message); process.exit(3); });' +
     's.on("close", () => process.stdout.write(Buffer.concat(out).toString().split("\\n")[0]));';
-  const r = await runProcess(process.execPath, ['-e', code, socket, frame], { uid: a.uid, gid: a.gid, cwd: '/', env: { PATH: '/usr/bin:/bin' } });
+  const r = await runProcess(...nodeCommand(['-e', code, socket, frame], a.uid), { uid: a.uid, gid: a.gid, cwd: '/', env: { PATH: '/usr/bin:/bin' } });
   if (r.code !== 0) throw new Error(`raw request as ${a.name} failed (${r.code}): ${r.stderr}`);
   return JSON.parse(r.stdout);
 }

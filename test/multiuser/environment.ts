@@ -1,0 +1,92 @@
+// Spec 6.3 and 9.2 as root: a submitted environment is the job's and nothing
+// else's. XLURM_NVML_LIBRARY, LD_PRELOAD and PATH from a submitter reach the
+// job (which runs as the submitter) but never the root daemon or the root
+// supervisor: a library that marks every process loading it, and PATH shims
+// that mark every process running them, leave no mark made by uid 0.
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { runProcess } from '../helpers/daemon';
+import { fakeLibrary } from '../helpers/fixtures';
+import { MULTIUSER_SKIP, accounts, as, compile, rootDaemon, sharedDir, workDir } from '../helpers/multiuser';
+import { waitFor } from '../helpers/wait';
+
+/** A library whose constructor leaves `<dir>/<euid>-preload-<comm>-<pid>`. */
+const markerLibrary = (dir: string) => `
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((constructor)) static void mark(void) {
+  char comm[64] = "unknown", file[512];
+  int fd = open("/proc/self/comm", O_RDONLY);
+  if (fd >= 0) { ssize_t n = read(fd, comm, sizeof comm - 1); if (n > 0) comm[n - 1] = 0; close(fd); }
+  snprintf(file, sizeof file, "%s/%d-preload-%s-%d", ${JSON.stringify(dir)}, (int)geteuid(), comm, (int)getpid());
+  fd = open(file, O_CREAT | O_WRONLY, 0644);
+  if (fd >= 0) close(fd);
+}
+/* Looks like an NVML to anyone who dlopens it. */
+int nvmlInit_v2(void) { return 0; }
+`;
+
+/** Commands a root process might look up on PATH; each shim marks its runner, then runs the real one. */
+const SHIMMED = ['sh', 'bash', 'id', 'env', 'node', 'cat', 'true', 'sleep', 'nvidia-smi', 'xlurm-stepd', 'getent', 'ldconfig'];
+
+function which(name: string): string | undefined {
+  try { return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8', env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' } }).trim() || undefined; } catch { return undefined; }
+}
+
+t.test('a submitter\'s XLURM_NVML_LIBRARY, LD_PRELOAD and PATH have no effect on root processes', { skip: MULTIUSER_SKIP }, async (t) => {
+  const { nobody } = accounts();
+  const marks = sharedDir(t, 0o777, 'xlmu-marks');
+  const tools = sharedDir(t, 0o755, 'xlmu-evil');
+  const evil = compile(tools, 'evil.so', markerLibrary(marks), ['-shared', '-fPIC']);
+  const bin = path.join(tools, 'bin');
+  fs.mkdirSync(bin, { mode: 0o755 });
+  const id = which('id')!;
+  for (const name of SHIMMED) {
+    const real = which(name);
+    fs.writeFileSync(path.join(bin, name),
+      `#!/bin/sh\n: > "${marks}/$(${id} -u)-path-${name}-$$"\n${real ? `exec ${real} "$@"` : 'exit 0'}\n`, { mode: 0o755 });
+  }
+  const rootMarks = () => fs.readdirSync(marks).filter((n) => n.startsWith('0-'));
+
+  // Control: the marks work, for root too.
+  const control = await runProcess(path.join(bin, 'true'), [], { env: { LD_PRELOAD: evil, PATH: '/usr/bin:/bin' } });
+  t.equal(control.code, 0, control.stderr);
+  t.ok(rootMarks().some((n) => n.startsWith('0-preload-')), 'control: a root process loading the library leaves a mark');
+  t.ok(rootMarks().some((n) => n.startsWith('0-path-true-')), 'control: a root process running a shim leaves a mark');
+  for (const n of rootMarks()) fs.rmSync(path.join(marks, n));
+
+  // A root daemon on the fake NVML (so there is a library to hijack), re-probing after jobs.
+  const fake = fakeLibrary(t, 'nvidia', ['device 0 GPU-7e57c0de-0000-4000-8000-000000000000 "Fake GPU"']);
+  const d = await rootDaemon(t, { backend: 'nvidia', env: fake.env });
+  const cwd = workDir(t);
+  const env = { XLURM_NVML_LIBRARY: evil, LD_PRELOAD: evil, PATH: `${bin}:/usr/bin:/bin` };
+  const script = 'echo "NVML=$XLURM_NVML_LIBRARY"; echo "PRELOAD=$LD_PRELOAD"; echo "PATH=$PATH"; echo "uid=$(id -u)"';
+  const r = await d.run('xbatch', ['-g', '1', '--wrap', script], as(nobody, { cwd, env }));
+  t.equal(r.code, 0, r.stderr);
+  const jobId = Number(r.stdout.trim());
+  const job = await d.waitState(jobId, ['COMPLETED', 'FAILED']);
+  const log = (await d.run('xqueue', [String(jobId), '--log'])).stdout;
+  t.equal(job.state, 'COMPLETED', log);
+  t.equal(log, `NVML=${evil}\nPRELOAD=${evil}\nPATH=${bin}:/usr/bin:/bin\nuid=65534\n`, 'the job sees its own variables');
+
+  // The device is re-probed after the job; wait for two more full polls to be sure.
+  const polls = () => fake.calls().filter((c) => c.startsWith('nvmlDeviceGetComputeRunningProcesses')).length;
+  const seen = polls();
+  await waitFor(() => polls() >= seen + 2, { timeout: 15000, what: 'two more device polls' });
+  // And one more job start and end through the same daemon, as root this time.
+  const again = await d.batch('true', ['-g', '1']);
+  await d.waitState(again, 'COMPLETED');
+
+  const names = fs.readdirSync(marks);
+  t.ok(names.some((n) => /^65534-path-bash-/.test(n)), 'the job ran bash through its own PATH');
+  t.ok(names.some((n) => /^65534-preload-/.test(n)), 'the job\'s processes loaded its LD_PRELOAD');
+  t.same(rootMarks(), [], 'no root process loaded the library or ran a shim');
+  const st = await d.request('status', {}) as any;
+  t.ok(st.ok, 'the daemon still answers');
+  const info = JSON.parse((await d.run('xinfo', ['--json'])).stdout);
+  t.equal(info[0].device.name, 'Fake GPU', 'still the administrator\'s library');
+});
