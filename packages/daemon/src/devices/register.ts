@@ -4,6 +4,7 @@
  */
 import { ascend } from './ascend';
 import { FACTORIES } from './discovery';
+import { hcu } from './hcu';
 import { metax } from './metax';
 import { mthreads } from './mthreads';
 import { nvidia } from './nvidia';
@@ -12,6 +13,7 @@ import { ppu } from './ppu';
 export function registerBackends(): void {
   FACTORIES.nvidia = nvidia;
   FACTORIES.ppu = ppu;
+  FACTORIES.hcu = hcu;
   FACTORIES.ascend = ascend;
   FACTORIES.mthreads = mthreads;
   FACTORIES.metax = metax;

@@ -1,0 +1,67 @@
+/**
+ * Hygon HCU (spec 9.1-9.3): identity and compute processes through hyhal's
+ * rocm_smi (native/src/addon/rocm-smi.cc; id = rocm_smi index, visible =
+ * unique id `0x…`), health through `hy-smi --healthcheck` (hy-smi.ts), both
+ * asked on every probe, concurrently. Jobs get `ROCR_VISIBLE_DEVICES` = ids and
+ * `HIP_VISIBLE_DEVICES` / `CUDA_VISIBLE_DEVICES` = `0..N-1`
+ * (runner/visibility.ts).
+ */
+import type { Device } from '@xlurm/protocol';
+import type { Backend, BackendFactory, ProbeResult } from './backend';
+import { HEALTH_CALL, HEALTH_TIMEOUT_MS, findHealthTool, runHealthcheck, type HealthReport } from './hy-smi';
+import { nativeBackend } from './native-backend';
+
+const rocmSmi = nativeBackend({
+  kind: 'hcu',
+  libraryEnv: 'XLURM_HCU_SMI_LIBRARY',
+  search: [
+    '/opt/hyhal/lib/librocm_smi64.so',
+    '/opt/dtk/.hyhal/rocm_smi/lib/librocm_smi64.so',
+    'librocm_smi64.so',
+  ],
+});
+
+/**
+ * One device's status from the library's answer and the health report:
+ * unknown stays unknown; then a failed or incomplete health report is
+ * unknown; then unhealthy; then the library's idle/busy.
+ */
+export function withHealth(id: number, r: ProbeResult, report: HealthReport): ProbeResult {
+  if (r.status === 'unknown') return r;
+  if (!report.ok) return { status: 'unknown', error: report.error };
+  const h = report.health.get(id);
+  if (h === undefined) return { status: 'unknown', error: `${HEALTH_CALL}: no row for HCU[${id}]` };
+  return h === 'unhealthy' ? { status: 'unhealthy' } : r;
+}
+
+/** A library backend whose devices' health comes from a separate check. */
+export class HealthCheckedBackend implements Backend {
+  constructor(private readonly inner: Backend, private readonly check: () => Promise<HealthReport>) {}
+
+  get kind(): Backend['kind'] { return this.inner.kind; }
+  get devices(): readonly Device[] { return this.inner.devices; }
+
+  async probe(ids: readonly number[]): Promise<Map<number, ProbeResult>> {
+    const [results, report] = await Promise.all([this.inner.probe(ids), this.check()]);
+    const out = new Map<number, ProbeResult>();
+    for (const id of ids) {
+      out.set(id, withHealth(id, results.get(id) ?? { status: 'unknown', error: 'device missing from the probe answer' }, report));
+    }
+    return out;
+  }
+
+  close(): void { this.inner.close(); }
+}
+
+export const hcu: BackendFactory = (opts) => {
+  const inner = rocmSmi(opts);
+  let tool: string;
+  try {
+    tool = findHealthTool(opts.env);
+  } catch (e) {
+    inner.close();
+    throw e;
+  }
+  opts.log(`hcu: health from ${tool} --healthcheck`);
+  return new HealthCheckedBackend(inner, () => runHealthcheck(tool, opts.env, HEALTH_TIMEOUT_MS));
+};

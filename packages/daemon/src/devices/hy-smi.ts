@@ -1,0 +1,124 @@
+/**
+ * HCU health from Hygon's `hy-smi --healthcheck` (spec 9.1-9.3; driver-apis.md
+ * §6.4): rocm_smi has no health call, so the daemon runs the tool itself, as
+ * Hygon's own device plugin does.
+ *
+ * * The tool is found once, at daemon start, from the daemon's environment:
+ *   `XLURM_HCU_HEALTH_TOOL` (absolute; disables the search), else
+ *   `/opt/dtk/.hyhal/bin/hy-smi`, else `hy-smi` in the daemon's PATH. A job's
+ *   environment is never consulted.
+ * * Each probe runs it asynchronously (a child process; the event loop never
+ *   waits) with a deadline; past it the whole process group is killed and the
+ *   answer is a failure. Every failure (spawn error, timeout, non-zero exit,
+ *   output without HCU rows) makes every HCU `unknown`: a failed health query
+ *   never passes for healthy.
+ * * Rows look like `HCU[0]          : Bus Id : 0000:09:00.0         : Healthy`
+ *   and are matched to rocm_smi devices by the `HCU[n]` index, as Hygon's
+ *   plugin does. `Healthy` (any case) is healthy; any other word is not.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export const HEALTH_TOOL_ENV = 'XLURM_HCU_HEALTH_TOOL';
+/** Searched before the daemon's PATH (spec 9.2). */
+export const HEALTH_TOOL_SEARCH: readonly string[] = ['/opt/dtk/.hyhal/bin/hy-smi'];
+/** hy-smi answers in ~44 ms (Hygon's own figure); a hung one must not hold a probe longer. */
+export const HEALTH_TIMEOUT_MS = 3000;
+/** A healthcheck prints one line per device; more than this is not a healthcheck. */
+const MAX_OUTPUT_BYTES = 1 << 20;
+/** The call as named in errors ("<call>: <why>", "<call> timed out after N ms"). */
+export const HEALTH_CALL = 'hy-smi --healthcheck';
+
+export type Health = 'ok' | 'unhealthy';
+export type HealthReport = { ok: true; health: Map<number, Health> } | { ok: false; error: string };
+
+function isExecutableFile(p: string): boolean {
+  try {
+    if (!fs.statSync(p).isFile()) return false;
+    fs.accessSync(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The health tool's absolute path (spec 9.2); throws with the reason when there is none. */
+export function findHealthTool(env: NodeJS.ProcessEnv): string {
+  const override = env[HEALTH_TOOL_ENV];
+  if (override !== undefined && override !== '') {
+    if (!path.isAbsolute(override)) throw new Error(`${HEALTH_TOOL_ENV} must be an absolute path: ${override}`);
+    if (!isExecutableFile(override)) throw new Error(`${HEALTH_TOOL_ENV} is not an executable file: ${override}`);
+    return override;
+  }
+  // Relative PATH entries would depend on the daemon's working directory: ignored.
+  const dirs = (env.PATH ?? '').split(':').filter((d) => path.isAbsolute(d));
+  const found = [...HEALTH_TOOL_SEARCH, ...dirs.map((d) => path.join(d, 'hy-smi'))].find(isExecutableFile);
+  if (!found) {
+    throw new Error(`health tool hy-smi not found (tried ${HEALTH_TOOL_SEARCH.join(', ')} and the daemon's PATH); set ${HEALTH_TOOL_ENV}`);
+  }
+  return found;
+}
+
+const ROW = /^\s*HCU\[(\d+)\]\s*:\s*Bus Id\s*:\s*(\S+)\s*:\s*(\w+)/gm;
+
+/** Device index → health, from the tool's output (a device listed twice counts as its worst row). */
+export function parseHealthcheck(text: string): Map<number, Health> {
+  const out = new Map<number, Health>();
+  for (const m of text.matchAll(ROW)) {
+    const id = Number(m[1]);
+    const h: Health = m[3]!.toLowerCase() === 'healthy' ? 'ok' : 'unhealthy';
+    if (out.get(id) !== 'unhealthy') out.set(id, h);
+  }
+  return out;
+}
+
+/** Run `tool --healthcheck` once, off the event loop, within `timeoutMs`; never rejects. */
+export function runHealthcheck(tool: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<HealthReport> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (r: HealthReport) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(r);
+    };
+    const fail = (why: string) => finish({ ok: false, error: `${HEALTH_CALL}: ${why}` });
+    // Its own process group (detached), so a timeout kills whatever it started too.
+    const child = spawn(tool, ['--healthcheck'], {
+      env: { ...env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    const killGroup = () => {
+      try { if (child.pid) process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+    };
+    const timer = setTimeout(() => {
+      killGroup();
+      finish({ ok: false, error: `${HEALTH_CALL} timed out after ${timeoutMs} ms` });
+    }, timeoutMs);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let bytes = 0;
+    const collect = (into: Buffer[]) => (b: Buffer) => {
+      bytes += b.length;
+      if (bytes > MAX_OUTPUT_BYTES) {
+        killGroup();
+        fail(`output over ${MAX_OUTPUT_BYTES} bytes`);
+        return;
+      }
+      into.push(b);
+    };
+    child.stdout!.on('data', collect(out));
+    child.stderr!.on('data', collect(err));
+    child.on('error', (e) => fail(e.message));
+    child.on('close', (code, signal) => {
+      if (signal) return fail(`killed by ${signal}`);
+      if (code !== 0) {
+        const first = Buffer.concat(err).toString().trim().split('\n')[0];
+        return fail(`exit status ${code}${first ? `: ${first}` : ''}`);
+      }
+      const health = parseHealthcheck(Buffer.concat(out).toString());
+      if (health.size === 0) return fail('no HCU rows in the output');
+      finish({ ok: true, health });
+    });
+  });
+}
