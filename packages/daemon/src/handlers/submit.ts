@@ -51,8 +51,11 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
     if (normalized.device_ids && !normalized.kind) {
       const pools = poolsWithIds(normalized.device_ids, inv);
       if (pools.length > 1) {
+        const ids = normalized.device_ids;
+        const which = ids.length === 1 ? `device ID ${ids[0]} exists` : `device IDs ${ids.join(',')} exist`;
+        const labels = pools.map((k) => KIND_LABEL[k]);
         throw new XlurmError('INVALID_ARGUMENT',
-          `device IDs ${normalized.device_ids.join(',')} exist in several vendors (${pools.map((k) => KIND_LABEL[k]).join(', ')}); choose one with --device`);
+          `${which} in several vendors (${labels.join(', ')}); choose one with --device, e.g. --device ${labels[0]}`);
       }
     }
     const req = { count: normalized.count, kind: normalized.kind ?? null, deviceIds: normalized.device_ids, excludeIds: normalized.exclude_ids };
