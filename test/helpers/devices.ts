@@ -35,6 +35,13 @@ export async function statuses(d: Daemon): Promise<string[]> {
   return (await info(d)).map((v) => v.status as string);
 }
 
+/** The same device views through the protocol (the `info` op), without a CLI process: cheap to poll. */
+export async function views(d: Daemon): Promise<any[]> {
+  const r = await d.request('info', {}) as { ok: boolean; result: any[] };
+  if (!r.ok) throw new Error(JSON.stringify(r));
+  return r.result;
+}
+
 /** A job command that waits until `marker` exists. */
 export const waitMarker = (marker: string): string => `while [ ! -e ${marker} ]; do sleep 0.02; done`;
 
