@@ -12,22 +12,45 @@ function fail(message: string): never { throw new XlurmError('STORAGE', message)
 /**
  * As root, every existing ancestor must be a root-owned directory that is not
  * group/other-writable unless sticky (so /tmp is fine): otherwise another user
- * could swap a path component under the root daemon.
+ * could swap a path component under the root daemon, which re-resolves its
+ * paths on every open. Components are examined with lstat(2), not stat(2): a
+ * symbolic link is a component too, and whoever owns it can re-point it later
+ * (even in sticky /tmp). A link is accepted only when root owns it, and the
+ * directories it leads to must pass the same test.
  */
 function checkTrustedAncestors(home: string): void {
-  let dir = path.dirname(home);
+  const parent = path.dirname(home);
+  checkChain(parent);
+  const real = resolveExisting(parent);
+  if (real !== parent) checkChain(real);
+}
+
+function checkChain(start: string): void {
+  let dir = start;
   for (;;) {
     let st: fs.Stats | undefined;
-    try { st = fs.statSync(dir); } catch { st = undefined; }
+    try { st = fs.lstatSync(dir); } catch { st = undefined; }
     if (st) {
       const writable = (st.mode & 0o022) !== 0;
       const sticky = (st.mode & 0o1000) !== 0;
-      if (!st.isDirectory() || st.uid !== 0 || (writable && !sticky)) {
-        fail(`root daemon state must be under trusted root-owned directories: ${dir}`);
-      }
+      const trusted = st.uid === 0 && (st.isSymbolicLink() || (st.isDirectory() && (!writable || sticky)));
+      if (!trusted) fail(`root daemon state must be under trusted root-owned directories: ${dir}`);
     }
     const up = path.dirname(dir);
     if (up === dir) break;
+    dir = up;
+  }
+}
+
+/** `p` with every symbolic link in its existing part resolved (realpath(3) of the deepest existing ancestor). */
+function resolveExisting(p: string): string {
+  const tail: string[] = [];
+  let dir = p;
+  for (;;) {
+    try { return path.join(fs.realpathSync(dir), ...tail); } catch { /* not there (yet) */ }
+    const up = path.dirname(dir);
+    if (up === dir) return p;
+    tail.unshift(path.basename(dir));
     dir = up;
   }
 }
