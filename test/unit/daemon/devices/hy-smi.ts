@@ -1,0 +1,66 @@
+// HCU health from `hy-smi --healthcheck` (packages/daemon/src/devices/hy-smi.ts): finding the tool
+// in the daemon's environment, parsing its rows, and running it with a deadline.
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  HEALTH_TOOL_SEARCH, findHealthTool, parseHealthcheck, runHealthcheck,
+} from '../../../../packages/daemon/src/devices/hy-smi';
+import { pidAlive, waitFor } from '../../../helpers/wait';
+
+const dir = t.testdir({});
+const script = (name: string, body: string) => {
+  const p = path.join(dir, name);
+  fs.writeFileSync(p, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return p;
+};
+
+t.test('the tool: absolute override, else the fixed paths, else the daemon PATH', async (t) => {
+  fs.mkdirSync(path.join(dir, 'bin'));
+  const tool = script('bin/hy-smi', 'exit 0');
+  fs.writeFileSync(path.join(dir, 'plain'), 'not executable', { mode: 0o644 });
+  t.equal(findHealthTool({ XLURM_HCU_HEALTH_TOOL: tool, PATH: '' }), tool);
+  t.throws(() => findHealthTool({ XLURM_HCU_HEALTH_TOOL: 'bin/hy-smi' }), { message: 'XLURM_HCU_HEALTH_TOOL must be an absolute path: bin/hy-smi' });
+  t.throws(() => findHealthTool({ XLURM_HCU_HEALTH_TOOL: path.join(dir, 'plain') }), { message: /^XLURM_HCU_HEALTH_TOOL is not an executable file: / });
+  t.throws(() => findHealthTool({ XLURM_HCU_HEALTH_TOOL: path.join(dir, 'bin') }), { message: /is not an executable file/ }, 'a directory is not a tool');
+  t.same(HEALTH_TOOL_SEARCH, ['/opt/dtk/.hyhal/bin/hy-smi']);
+  t.equal(findHealthTool({ PATH: `/nonexistent:bin:${path.join(dir, 'bin')}` }), tool, 'relative PATH entries are ignored');
+  t.equal(findHealthTool({ XLURM_HCU_HEALTH_TOOL: '', PATH: path.join(dir, 'bin') }), tool, 'an empty override is no override');
+  t.throws(() => findHealthTool({ PATH: '/nonexistent' }), { message: /^health tool hy-smi not found \(tried \/opt\/dtk\/\.hyhal\/bin\/hy-smi and the daemon's PATH\); set XLURM_HCU_HEALTH_TOOL$/ });
+});
+
+t.test('rows: index and status word; Healthy in any case is healthy; the worst row wins', async (t) => {
+  const out = [
+    '============================ System Health Check ============================',
+    'HCU[0]          : Bus Id : 0000:09:00.0         : Healthy',
+    'HCU[1]          : Bus Id : 0000:0A:00.0         : Unhealthy',
+    'HCU[2]:Bus Id:0000:0b:00.0:HEALTHY',
+    'HCU[3]          : Bus Id : 0000:0c:00.0         : Warning',
+    'HCU[4]          : Bus Id : 0000:0d:00.0         : Healthy',
+    'HCU[4]          : Bus Id : 0000:0d:00.0         : Unhealthy',
+    'HCU[5]          : Temperature : 40',
+    '=============================== End of Log ==================================',
+  ].join('\n');
+  t.same([...parseHealthcheck(out)], [[0, 'ok'], [1, 'unhealthy'], [2, 'ok'], [3, 'unhealthy'], [4, 'unhealthy']]);
+  t.same(parseHealthcheck('Segmentation fault\n').size, 0);
+});
+
+t.test('running it: answers, failures and the deadline', async (t) => {
+  const ok = script('ok', 'echo "HCU[0] : Bus Id : 0000:09:00.0 : Healthy"');
+  t.same(await runHealthcheck(ok, {}, 2000), { ok: true, health: new Map([[0, 'ok']]) });
+  t.same(await runHealthcheck(script('fails', 'echo "HCU[0] : Bus Id : x : Healthy"; echo "no driver" >&2; echo more >&2; exit 3'), {}, 2000),
+    { ok: false, error: 'hy-smi --healthcheck: exit status 3: no driver' }, 'a non-zero exit is a failure, whatever it printed');
+  t.same(await runHealthcheck(script('empty', 'echo nothing useful'), {}, 2000), { ok: false, error: 'hy-smi --healthcheck: no HCU rows in the output' });
+  t.same(await runHealthcheck(script('killed', 'kill -9 $$'), {}, 2000), { ok: false, error: 'hy-smi --healthcheck: killed by SIGKILL' });
+  const missing = await runHealthcheck(path.join(dir, 'nonexistent'), {}, 2000);
+  t.match(missing, { ok: false, error: /^hy-smi --healthcheck: spawn .*ENOENT/ });
+
+  // a hang: answered at the deadline; the tool and what it started are killed
+  const pids = path.join(dir, 'pids');
+  const hung = script('hung', `sleep 30 & echo "$$ $!" > ${pids}; wait`);
+  const t0 = Date.now();
+  t.same(await runHealthcheck(hung, {}, 300), { ok: false, error: 'hy-smi --healthcheck timed out after 300 ms' });
+  t.ok(Date.now() - t0 < 2000, `answered after ${Date.now() - t0} ms`);
+  const [shell, sleeper] = fs.readFileSync(pids, 'utf8').trim().split(' ').map(Number);
+  await waitFor(() => !pidAlive(shell!) && !pidAlive(sleeper!), { what: 'the tool and its child killed' });
+});
