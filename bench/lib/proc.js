@@ -88,4 +88,25 @@ function childrenNamed(ppid, comm) {
   return pids;
 }
 
-module.exports = { timeOnce, compare, which, out, memory, childrenNamed };
+/**
+ * The durability floor: median ms of one 4 KiB append plus fdatasync(2) in
+ * `dir` (what one SQLite WAL commit with synchronous=FULL costs at least).
+ * @param {string} dir @param {number} [n]
+ */
+function fsyncFloor(dir, n = 200) {
+  const file = path.join(dir, `fsync-${process.pid}`);
+  const fd = fs.openSync(file, 'w');
+  const buf = Buffer.alloc(4096, 1);
+  const ts = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const t0 = nowMs();
+      fs.writeSync(fd, buf);
+      fs.fdatasyncSync(fd);
+      ts.push(nowMs() - t0);
+    }
+  } finally { fs.closeSync(fd); fs.rmSync(file, { force: true }); }
+  return median(ts);
+}
+
+module.exports = { timeOnce, compare, which, out, memory, childrenNamed, fsyncFloor };

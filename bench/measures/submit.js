@@ -6,11 +6,12 @@
  * and sustained submissions/s with many requests in flight. Every reply is
  * sent only after the job is committed (durable). The daemon runs one
  * blocker job with --max-running 1, so the submitted jobs stay PENDING and
- * the figure is the submit path, not job start-up.
+ * the figure is the submit path, not job start-up. Floor: one 4 KiB append
+ * plus fdatasync in XLURM_HOME (a durable submit needs at least one).
  * Competitors: `sbatch --hold` and `tsp -n true`, one process per submit
  * (neither has a persistent client).
  */
-const { compare } = require('../lib/proc');
+const { compare, fsyncFloor } = require('../lib/proc');
 const { nowMs, over, pct } = require('../lib/stats');
 const { request, startDaemon, submission } = require('../lib/xlurm');
 
@@ -59,13 +60,14 @@ async function release(d, blocker) {
 async function run(ctx) {
   const sequential = ctx.quick ? 500 : 2000;
   const burst = ctx.quick ? 2000 : 10000;
-  const p50 = []; const p99 = []; const rate = [];
+  const p50 = []; const p99 = []; const rate = []; const sync = [];
   for (let r = 0; r < ctx.reps; r++) {
     ctx.log(`submit round trip, rep ${r + 1}`);
     const { d, blocker } = await blockedDaemon();
     try {
       const m = await measureSubmits(d, sequential, burst, 32);
       p50.push(m.p50); p99.push(m.p99); rate.push(m.rate);
+      sync.push(fsyncFloor(d.home, 100));
     } finally { await release(d, blocker); }
   }
 
@@ -88,16 +90,14 @@ async function run(ctx) {
     competitors.push({ label: 'tsp -n true', ms: c.median });
   }
 
-  const rows = [];
-  competitors.forEach((c, i) => {
-    const first = i === 0;
-    rows.push({
-      measure: `submit p50 (persistent client) vs ${c.label}`, unit: 'ms', value: over(p50),
-      base: { label: `${c.label} (process)`, value: c.ms, note: c.note },
-      target: first ? { text: '≤ 1 ms', on: 'value', max: 1 } : null,
-    });
-  });
-  rows.push({ measure: 'submit p99 (persistent client)', unit: 'ms', value: over(p99), target: { text: '≤ 5 ms', on: 'value', max: 5 } });
+  const rows = [{
+    measure: 'submit p50 (persistent client)', unit: 'ms', value: over(p50),
+    base: { label: 'fdatasync floor', value: over(sync).median }, target: { text: '≤ 1 ms', on: 'value', max: 1 },
+  }];
+  for (const c of competitors) {
+    rows.push({ measure: `submit p50 vs ${c.label}`, unit: 'ms', value: over(p50), base: { label: `${c.label} (process)`, value: c.ms, note: c.note } });
+  }
+  rows.push({ measure: 'submit p99 (persistent client)', unit: 'ms', value: over(p99), base: { label: 'fdatasync floor', value: over(sync).median }, target: { text: '≤ 5 ms', on: 'value', max: 5 } });
   competitors.forEach((c, i) => {
     rows.push({
       measure: `sustained submits/s (32 in flight) vs ${c.label}`, unit: '/s', value: over(rate),

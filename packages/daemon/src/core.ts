@@ -89,26 +89,27 @@ export class Core {
   }
 
   private pass(): void {
-    if (this.pending.size === 0) return;
-    const pending: PendingJob[] = [];
-    for (const j of this.pending.values()) {
-      pending.push({ id: j.id, count: j.spec.count, kind: j.spec.kind ?? null, deviceIds: j.spec.device_ids, excludeIds: j.spec.exclude_ids });
-    }
+    // Nothing can start while every slot is taken: no work that grows with the queue.
+    if (this.pending.size === 0 || this.running.size >= this.cfg.maxRunning) return;
     const decisions = schedule({
-      pending, running: this.running.size, maxRunning: this.cfg.maxRunning,
+      pending: this.pendingRequests(), running: this.running.size, maxRunning: this.cfg.maxRunning,
       inventory: this.devices.inventory, free: this.devices.freeKeys(),
     });
+    if (decisions.length === 0) return;
+    const now = this.now();
+    try {
+      // Durable before spawn, all starts of this pass in one commit: a crash
+      // after it fails these jobs, never reruns them.
+      for (const d of decisions) this.store.markRunning(d.id, d.devices, now);
+      this.store.commit();
+    } catch (e) {
+      this.store.rollback(); // no half-started pass: every job stays PENDING
+      this.log(`cannot persist job start: ${(e as Error).message}; will retry`);
+      this.retryLater();
+      return;
+    }
     for (const d of decisions) {
       const j = this.pending.get(d.id)!;
-      const now = this.now();
-      try {
-        // Durable before spawn: a crash after this line fails the job, never reruns it.
-        this.store.markRunning(j.id, d.devices, now);
-      } catch (e) {
-        this.log(`job ${j.id}: cannot persist start: ${(e as Error).message}; will retry`);
-        this.retryLater();
-        return;
-      }
       this.pending.delete(j.id);
       j.state = 'RUNNING';
       j.devices = d.devices;
@@ -117,6 +118,13 @@ export class Core {
       this.devices.allocate(j.id, d.devices);
       this.runner.launch(j);
       if (j.state === 'RUNNING') this.notify(j);
+    }
+  }
+
+  /** Pending jobs as the scheduler sees them, in submission order (lazily: it may stop early). */
+  private *pendingRequests(): Iterable<PendingJob> {
+    for (const j of this.pending.values()) {
+      yield { id: j.id, count: j.spec.count, kind: j.spec.kind ?? null, deviceIds: j.spec.device_ids, excludeIds: j.spec.exclude_ids };
     }
   }
 

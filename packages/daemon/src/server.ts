@@ -113,6 +113,12 @@ export class Server {
       this.runStream(sock, reply.stream as (out: StreamOut) => Promise<void>);
       return;
     }
+    if (reply instanceof Promise) {
+      // Answered once durable (group commit: see Store.durable).
+      reply.then((r) => this.finish(sock, encodeFrame({ v: PROTOCOL_VERSION, ok: true, result: r })),
+        (e) => this.replyError(sock, this.toXlurm(e)));
+      return;
+    }
     this.finish(sock, encodeFrame({ v: PROTOCOL_VERSION, ok: true, result: reply }));
     if (this.shutdownRequested) {
       // Respond first, then act: the client sees Ok before the socket goes.

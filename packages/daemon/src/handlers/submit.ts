@@ -66,5 +66,10 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
   const owner = { uid: caller.uid, gid: caller.gid, name: account.name };
   const job = core.store.insert(owner, normalized, core.now());
   core.addPending(job);
-  return toWireJob(job);
+  const reply = toWireJob(job); // the job as submitted (PENDING), even if a pass starts it before the reply
+  // Acknowledged only once committed (group commit with the other submits of this turn).
+  return core.store.durable().then(() => reply, (e: unknown) => {
+    core.pending.delete(job.id); // rolled back: it never existed
+    throw e;
+  });
 };

@@ -17,8 +17,8 @@ export interface Ctx {
   shutdownAfterReply(): void;
 }
 
-/** A handler's reply: a result, or a stream that the server drives. */
-export type Reply<K extends OpName> = OpResult<K> | { stream: (out: StreamOut) => Promise<void> };
+/** A handler's reply: a result, a result once it is durable, or a stream that the server drives. */
+export type Reply<K extends OpName> = OpResult<K> | Promise<OpResult<K>> | { stream: (out: StreamOut) => Promise<void> };
 
 export type Handler<K extends OpName> = (ctx: Ctx, args: OpArgs<K>) => Reply<K>;
 export type Handlers = { [K in OpName]: Handler<K> };

@@ -26,15 +26,22 @@ export function schedule(input: SchedulerInput): Decision[] {
   if (running >= input.maxRunning) return decisions;
   const taken = new Set<string>();
   const usable = (d: Device) => { const k = deviceKey(d); return input.free.has(k) && !taken.has(k); };
-  let freeLeft = input.free.size;
+  // Free devices per vendor: a job asking for more than any pool has free
+  // cannot fit, so it is skipped without allocation work (keeps a pass over a
+  // long queue of large requests cheap).
+  const freeOf = new Map<string, number>();
+  for (const d of input.inventory) if (input.free.has(deviceKey(d))) freeOf.set(d.kind, (freeOf.get(d.kind) ?? 0) + 1);
+  let mostFree = Math.max(0, ...freeOf.values());
   for (const job of input.pending) {
     if (running >= input.maxRunning) break;
-    // Once no device is free only CPU jobs can start: skip the allocation work.
-    if (job.count > 0 && freeLeft === 0) continue;
+    if (job.count > (job.kind ? freeOf.get(job.kind) ?? 0 : mostFree)) continue;
     const devices = allocate(job, input.inventory, usable);
     if (!devices) continue;
     for (const d of devices) taken.add(deviceKey(d));
-    freeLeft -= devices.length;
+    if (devices.length) {
+      freeOf.set(devices[0]!.kind, freeOf.get(devices[0]!.kind)! - devices.length);
+      mostFree = Math.max(0, ...freeOf.values());
+    }
     decisions.push({ id: job.id, devices });
     running++;
   }

@@ -1,8 +1,11 @@
 /**
  * The job store: one SQLite file in WAL mode, written only by the daemon.
- * Every transition is one synchronous transaction; the RUNNING transition is
- * committed (fsynced, synchronous=FULL) before the supervisor is spawned, so a
- * crash can never lead to a job being run twice.
+ * Writes use group commit: they join one open transaction that is committed
+ * (fsynced, synchronous=FULL) at the end of the current event-loop turn, or at
+ * once by commit(). Submits that arrive together therefore cost one fsync, and
+ * each is acknowledged only after durable() resolves. The RUNNING transition
+ * is committed before the supervisor is spawned, so a crash can never lead to
+ * a job being run twice.
  */
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
@@ -78,6 +81,7 @@ export function toSummary(j: Job): JobSummary {
 
 /** Storage errors (disk full, I/O error) become a clear, stable error for clients. */
 function storageError(e: unknown): XlurmError {
+  if (e instanceof XlurmError) return e;
   const code = (e as { code?: string }).code ?? '';
   if (code === 'SQLITE_FULL') return new XlurmError('STORAGE', 'cannot write the job database: disk is full; free space under XLURM_HOME and retry');
   return new XlurmError('STORAGE', `cannot write the job database: ${(e as Error).message}`);
@@ -86,6 +90,9 @@ function storageError(e: unknown): XlurmError {
 export class Store {
   readonly db: Database.Database;
   private readonly stmts;
+  /** Callers waiting for the open transaction to be committed (or to fail). */
+  private waiters: Array<(err: XlurmError | null) => void> = [];
+  private flushQueued = false;
 
   /**
    * Open (or create) the database. A file that is not an xlurm database, or
@@ -151,15 +158,75 @@ export class Store {
     }
   }
 
-  /** Insert a PENDING job; returns it with its new id. */
+  /**
+   * Run one write inside the open group-commit transaction (BEGIN if none),
+   * and make sure it is committed by the end of this event-loop turn.
+   */
+  private write<T>(fn: () => T): T {
+    if (!this.db.inTransaction) this.db.exec('BEGIN');
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      setImmediate(() => {
+        this.flushQueued = false;
+        try { this.commit(); } catch { /* waiters were told; the next write retries */ }
+      });
+    }
+    try {
+      return fn();
+    } catch (e) {
+      // Some errors (SQLITE_FULL, IOERR) roll the whole transaction back:
+      // everything written in it is lost, so its waiters must hear so.
+      if (!this.db.inTransaction) this.fail(storageError(e));
+      throw e;
+    }
+  }
+
+  private fail(err: XlurmError): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const fn of w) fn(err);
+  }
+
+  /**
+   * Commit the open transaction now: durable when this returns. On failure
+   * the transaction is rolled back, its waiters get the error, and it throws.
+   */
+  commit(): void {
+    if (!this.db.inTransaction) return; // nothing open: waiters were answered when it closed
+    try {
+      this.db.exec('COMMIT');
+    } catch (e) {
+      try { if (this.db.inTransaction) this.db.exec('ROLLBACK'); } catch { /* already rolled back */ }
+      const err = storageError(e);
+      this.fail(err);
+      throw err;
+    }
+    const w = this.waiters;
+    this.waiters = [];
+    for (const fn of w) fn(null);
+  }
+
+  /** Abandon the open transaction; its waiters get an error. */
+  rollback(): void {
+    try { if (this.db.inTransaction) this.db.exec('ROLLBACK'); } catch { /* already rolled back */ }
+    this.fail(new XlurmError('STORAGE', 'cannot write the job database: the change was rolled back'));
+  }
+
+  /** Resolves once everything written so far is committed; rejects if it was rolled back. */
+  durable(): Promise<void> {
+    if (!this.db.inTransaction) return Promise.resolve();
+    return new Promise((resolve, reject) => { this.waiters.push((err) => (err ? reject(err) : resolve())); });
+  }
+
+  /** Insert a PENDING job (durable once durable() resolves); returns it with its new id. */
   insert(o: Owner, spec: Submission, now: number): StoredJob {
     let id: number;
     try {
-      const info = this.stmts.insert.run({
+      const info = this.write(() => this.stmts.insert.run({
         uid: o.uid, gid: o.gid, oname: o.name, name: spec.name, count: spec.count,
         kind: spec.kind ?? null, device_ids: spec.device_ids ? JSON.stringify(spec.device_ids) : null,
         spec: JSON.stringify(spec), now,
-      });
+      }));
       id = Number(info.lastInsertRowid);
     } catch (e) {
       if ((e as { code?: string }).code === 'SQLITE_FULL' && /AUTOINCREMENT|rowid/i.test(String(e))) {
@@ -185,23 +252,27 @@ export class Store {
 
   allSummaries(): JobSummary[] { return (this.stmts.all.all() as Row[]).map(rowToSummary); }
 
-  /** Commit PENDING → RUNNING durably. */
+  /** PENDING → RUNNING in the open transaction; the caller commit()s before spawning. */
   markRunning(id: number, devices: Device[], now: number): void {
     try {
-      const r = this.stmts.start.run(JSON.stringify(devices), now, id);
+      const r = this.write(() => this.stmts.start.run(JSON.stringify(devices), now, id));
       if (r.changes !== 1) throw new Error(`job ${id} is not pending`);
     } catch (e) { throw storageError(e); }
   }
 
+  /** Bookkeeping only: committed with the next batch. */
   setStepdPid(id: number, pid: number | null): void {
-    try { this.stmts.setPid.run(pid, id); } catch (e) { throw storageError(e); }
+    try { this.write(() => this.stmts.setPid.run(pid, id)); } catch (e) { throw storageError(e); }
   }
 
-  /** Commit a terminal outcome; false if the job was already terminal. */
+  /** Commit a terminal outcome (and whatever else is open) now; false if the job was already terminal. */
   finish(id: number, o: Outcome): boolean {
+    let changed: boolean;
     try {
-      return this.stmts.finish.run(o.state, o.exit_code, o.finished_at, o.error, id).changes === 1;
+      changed = this.write(() => this.stmts.finish.run(o.state, o.exit_code, o.finished_at, o.error, id).changes === 1);
     } catch (e) { throw storageError(e); }
+    this.commit();
+    return changed;
   }
 
   /** Ids of terminal jobs finished at or before `cutoff` (a bounded batch). */
@@ -221,5 +292,8 @@ export class Store {
     return out;
   }
 
-  close(): void { this.db.close(); }
+  close(): void {
+    if (this.db.inTransaction) { try { this.commit(); } catch { /* waiters were told */ } }
+    this.db.close();
+  }
 }

@@ -43,3 +43,20 @@ t.test('a pass over 10k pending jobs with 8 devices stays linear', async (t) => 
   const used = d.flatMap((x) => x.devices.map(deviceKey));
   t.equal(new Set(used).size, used.length, 'no device twice');
 });
+
+t.test('jobs larger than any pool has free are skipped, per vendor, as devices are taken', async (t) => {
+  // free: nvidia 0,1 and ascend 0,1,  metax 3
+  const free = new Set(['nvidia:0', 'nvidia:1', 'ascend:0', 'ascend:1', 'metax:3']);
+  const d = schedule({
+    pending: [
+      { id: 1, count: 3, kind: null },          // no pool has 3 free
+      { id: 2, count: 2, kind: 'ascend' },      // ascend has 2
+      { id: 3, count: 1, kind: 'ascend' },      // ascend now has 0
+      { id: 4, count: 2, kind: null },          // nvidia still has 2
+      { id: 5, count: 1, kind: null },          // only metax is left
+      { id: 6, count: 2, kind: 'nvidia', deviceIds: [0, 1] }, // taken meanwhile
+    ],
+    running: 0, maxRunning: 10, inventory: inv, free,
+  });
+  t.same(d.map((x) => [x.id, x.devices.map(deviceKey)]), [[2, ['ascend:0', 'ascend:1']], [4, ['nvidia:0', 'nvidia:1']], [5, ['metax:3']]]);
+});

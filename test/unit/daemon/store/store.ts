@@ -55,3 +55,34 @@ t.test('a foreign or corrupt database stops start-up with a clear message', asyn
   db.close();
   t.throws(() => new Store(foreign), /not an xlurm database/);
 });
+
+t.test('group commit: writes of one turn become durable together, and only then', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-store-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'x.db');
+  const s = new Store(file);
+  t.teardown(() => s.close());
+  const Database = require('better-sqlite3');
+  const other = new Database(file, { readonly: true });
+  t.teardown(() => other.close());
+  const visible = () => (other.prepare('SELECT count(*) AS n FROM jobs').get() as { n: number }).n;
+  s.insert(owner, spec, 1);
+  s.insert(owner, spec, 1);
+  const durable = s.durable();
+  t.equal(visible(), 0, 'not committed within the turn');
+  await durable;
+  t.equal(visible(), 2, 'committed together by the end of the turn');
+  t.resolves(s.durable(), 'nothing open: resolves at once');
+
+  const j = s.insert(owner, spec, 2);
+  s.markRunning(j.id, [], 3);
+  s.commit();
+  t.equal(visible(), 3, 'commit() is immediate');
+
+  s.insert(owner, spec, 4);
+  const lost = s.durable();
+  s.rollback();
+  await t.rejects(lost, /rolled back/);
+  t.equal(visible(), 3);
+  t.equal(s.recentSummaries(10).length, 3, 'the rolled-back job is gone');
+});
