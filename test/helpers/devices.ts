@@ -98,3 +98,13 @@ export async function xqueueCost(d: Daemon): Promise<number> {
   }
   return worst;
 }
+
+/**
+ * Every vendor library override (spec 9.2) pointing at a missing file: spread before a test's
+ * fakes so `--backend auto` finds only those, even on a host with real vendor libraries.
+ */
+export const NO_VENDOR_LIBRARIES: Readonly<Record<string, string>> = {
+  XLURM_NVML_LIBRARY: '/nonexistent/libnvidia-ml.so.1', XLURM_DCMI_LIBRARY: '/nonexistent/libdcmi.so',
+  XLURM_MTML_LIBRARY: '/nonexistent/libmtml.so', XLURM_MXSML_LIBRARY: '/nonexistent/libmxsml.so',
+  XLURM_HGML_LIBRARY: '/nonexistent/libhgml.so', XLURM_HCU_SMI_LIBRARY: '/nonexistent/librocm_smi64.so',
+};

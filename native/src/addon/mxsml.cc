@@ -4,7 +4,7 @@
 //
 //   Init      symbols; mxSmlInit (MXSML has no shutdown: nothing to undo)
 //   Discover  mxSmlGetDeviceCount (returns the count), per index mxSmlGetDeviceInfo (UUID, name,
-//             mode: virtual functions are left out when physical ones are present)
+//             mode: virtual functions are left out unless every device is one, as in a guest)
 //   Probe     per id: mxSmlGetDeviceInfo (UUID; the daemon compares it with discovery),
 //             mxSmlGetDeviceUnavailableReason and, when exported, mxSmlGetDeviceState (either
 //             saying "not available" → unhealthy), then the per-device process query
@@ -159,10 +159,12 @@ class Mxsml : public Vendor {
     if (count > 1024) return "mxSmlGetDeviceCount: invalid answer (" + std::to_string(count) + " devices)";
     std::vector<DeviceInfo> infos(count);
     std::vector<std::string> errors(count);
+    // SR-IOV: on a host the VFs belong to virtual machines and are left out; a guest sees only
+    // VFs and uses them. A device that cannot be identified might be physical.
     bool physical = false;
     for (unsigned int i = 0; i < count; i++) {
       errors[i] = Info(i, &infos[i]);
-      physical = physical || (errors[i].empty() && infos[i].mode != kModeVf);
+      physical = physical || !errors[i].empty() || infos[i].mode != kModeVf;
     }
     for (unsigned int i = 0; i < count; i++) {
       RawDevice d;
@@ -171,7 +173,6 @@ class Mxsml : public Vendor {
       if (d.error.empty()) {
         d.uuid = Text(infos[i].uuid, sizeof infos[i].uuid);
         d.name = Text(infos[i].deviceName, sizeof infos[i].deviceName);
-        // SR-IOV: on a host the VFs belong to virtual machines; a guest sees only VFs.
         if (physical && infos[i].mode == kModeVf) d.error = "a virtual function (VF); the physical GPUs are managed";
         else if (d.uuid.empty()) d.error = "mxSmlGetDeviceInfo: empty UUID";
       }

@@ -9,20 +9,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as native from '../../../native/ts/index';
 import { fakeLibrary } from '../../helpers/fixtures';
+import { mtmlGpus, mttUuid as uuid } from '../../helpers/mtml';
 import { waitFor } from '../../helpers/wait';
 
 const built = fs.existsSync(path.resolve(__dirname, '../../../native/build/Release/xlurm_native.node'));
 if (!built) {
   t.plan(0, 'native addon not built (npm run build:native)');
 } else {
+  const { node, gpu, gpus, hold } = mtmlGpus(t);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-mtml-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const node = (i: number, kind = 'gpu') => path.join(dir, `${kind}.${i}`);
-  for (let i = 0; i < 3; i++) for (const k of ['gpu', 'render']) fs.writeFileSync(node(i, k), '');
-  const uuid = (i: number) => `5e1ec7ed-0000-4000-8000-00000000000${i}`;
-  const gpu = (i: number) => [`device ${i} ${uuid(i)} "MTT S4000"`, `node ${i} gpu ${node(i)}`, `node ${i} render ${node(i, 'render')}`];
-  const gpus = (n: number) => Array.from({ length: n }, (_, i) => gpu(i)).flat();
-
   const fake = fakeLibrary(t, 'mthreads', gpus(2));
   Object.assign(process.env, fake.env);
   delete process.env.XLURM_MTML_PROC_ROOT;
@@ -32,17 +28,6 @@ if (!built) {
     process.env.XLURM_MTML_PROC_ROOT = root;
     try { return open(); } finally { delete process.env.XLURM_MTML_PROC_ROOT; }
   };
-  const holders: ChildProcess[] = [];
-  t.teardown(() => { for (const c of holders) c.kill('SIGKILL'); });
-  /** A process that keeps `file` open (as its fd 3) until killed. */
-  async function hold(file: string): Promise<ChildProcess> {
-    const fd = fs.openSync(file, 'r');
-    const c = spawn('sleep', ['600'], { stdio: ['ignore', 'ignore', 'ignore', fd] });
-    holders.push(c);
-    await new Promise((resolve, reject) => c.once('spawn', resolve).once('error', reject));
-    fs.closeSync(fd);
-    return c;
-  }
   const stop = async (c: ChildProcess) => {
     c.kill('SIGKILL');
     await new Promise((resolve) => c.exitCode !== null || c.signalCode !== null ? resolve(null) : c.once('exit', resolve));

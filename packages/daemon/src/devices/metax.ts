@@ -1,7 +1,7 @@
 /**
  * MetaX through MXSML's native API (spec 9.1-9.3; native/src/addon/mxsml.cc):
  * id = MXSML device index, visible = GPU UUID (virtual functions are left out
- * on a host that has physical GPUs). Probe = UUID unchanged, availability
+ * unless every device is one, as in a guest). Probe = UUID unchanged, availability
  * (`mxSmlGetDeviceUnavailableReason`, and `mxSmlGetDeviceState` where exported:
  * unavailable → unhealthy), then the per-device compute processes (any →
  * busy). The library is the first of the search list below that loads, or
