@@ -130,9 +130,20 @@ async function sharedInstall(): Promise<Runtime> {
         throw new Error(`install.sh --no-build --prefix failed: ${x.stderr?.toString() || x.message}`);
       }
       fs.renameSync(stage, prefix); // atomic: the prefix appears complete or not at all
+      removeStaleInstalls(prefix);
     } finally {
       fs.rmSync(lock, { recursive: true, force: true });
     }
+  }
+}
+
+/** Installs of earlier builds, untouched for a day, are removed (best effort). */
+function removeStaleInstalls(keep: string): void {
+  const dayAgo = Date.now() - 24 * 3600 * 1000;
+  for (const name of fs.readdirSync(path.dirname(keep))) {
+    const p = path.join(path.dirname(keep), name);
+    if (!/^xlurm-multiuser-[0-9a-f]{16}$/.test(name) || p === keep) continue;
+    try { if (fs.statSync(p).mtimeMs < dayAgo) fs.rmSync(p, { recursive: true, force: true }); } catch { /* gone */ }
   }
 }
 

@@ -50,6 +50,15 @@ t.test('identity of a job', { skip: MULTIUSER_SKIP }, async (t) => {
     t.equal(st.uid, 65534);
   });
 
+  t.test('nobody follows its own job with xrun', async (t) => {
+    const cwd = workDir(t);
+    const ok = await d.run('xrun', ['-g', '0', '--', 'id', '-u'], as(nobody, { cwd }));
+    t.equal(ok.stdout, '65534\n');
+    t.equal(ok.code, 0, ok.stderr);
+    const failed = await d.run('xrun', ['-g', '0', '--', 'sh', '-c', 'exit 3'], as(nobody, { cwd }));
+    t.equal(failed.code, 3, 'the job\'s exit code');
+  });
+
   t.test('daemon: exactly the groups getgrouplist gives (id -G daemon)', async (t) => {
     const cwd = workDir(t);
     const { job, log } = await jobOf(d, daemon, IDENTITY, cwd);
