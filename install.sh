@@ -105,7 +105,7 @@ ctl() { node "$src/packaging/daemon-ctl.js" "$@"; }
 state_home() {
   local h=''
   if [ -f "$ENV_FILE" ]; then
-    h=$(env -i "$BASH" -c 'set -a; . "$1" >/dev/null 2>&1; printf %s "${XLURM_HOME:-}"' _ "$ENV_FILE")
+    h=$(env -i "$BASH" --norc --noprofile -c 'set -a; . "$1" >/dev/null 2>&1; printf %s "${XLURM_HOME:-}"' _ "$ENV_FILE")
     printf '%s' "${h:-/var/lib/xlurm}"
   else
     printf '%s' "${XLURM_HOME:-/var/lib/xlurm}"
@@ -144,7 +144,7 @@ start_daemon() {
     die "xlurm.service does not answer after 45 s; see: systemctl status xlurm; journalctl -u xlurm"
   fi
   # The same settings the unit would get, and nothing else from this shell.
-  env -i PATH="$PATH" HOME="${HOME:-/root}" LANG="${LANG:-C.UTF-8}" "$BASH" -c \
+  env -i PATH="$PATH" HOME="${HOME:-/root}" LANG="${LANG:-C.UTF-8}" "$BASH" --norc --noprofile -c \
     'set -a; . "$1"; set +a; exec "$2" start $XLURM_DAEMON_OPTS' _ "$ENV_FILE" "$PREFIX/bin/xlurm"
 }
 
