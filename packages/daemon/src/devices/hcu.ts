@@ -34,15 +34,17 @@ export function withHealth(id: number, r: ProbeResult, report: HealthReport): Pr
   return h === 'unhealthy' ? { status: 'unhealthy' } : r;
 }
 
-/** A library backend whose devices' health comes from a separate check. */
+/** A library backend whose devices' health comes from a separate check (aborted by close()). */
 export class HealthCheckedBackend implements Backend {
-  constructor(private readonly inner: Backend, private readonly check: () => Promise<HealthReport>) {}
+  private readonly stopping = new AbortController();
+
+  constructor(private readonly inner: Backend, private readonly check: (signal: AbortSignal) => Promise<HealthReport>) {}
 
   get kind(): Backend['kind'] { return this.inner.kind; }
   get devices(): readonly Device[] { return this.inner.devices; }
 
   async probe(ids: readonly number[]): Promise<Map<number, ProbeResult>> {
-    const [results, report] = await Promise.all([this.inner.probe(ids), this.check()]);
+    const [results, report] = await Promise.all([this.inner.probe(ids), this.check(this.stopping.signal)]);
     const out = new Map<number, ProbeResult>();
     for (const id of ids) {
       out.set(id, withHealth(id, results.get(id) ?? { status: 'unknown', error: 'device missing from the probe answer' }, report));
@@ -50,7 +52,10 @@ export class HealthCheckedBackend implements Backend {
     return out;
   }
 
-  close(): void { this.inner.close(); }
+  close(): void {
+    this.stopping.abort();
+    this.inner.close();
+  }
 }
 
 export const hcu: BackendFactory = (opts) => {
@@ -63,5 +68,5 @@ export const hcu: BackendFactory = (opts) => {
     throw e;
   }
   opts.log(`hcu: health from ${tool} --healthcheck`);
-  return new HealthCheckedBackend(inner, () => runHealthcheck(tool, opts.env, HEALTH_TIMEOUT_MS));
+  return new HealthCheckedBackend(inner, (signal) => runHealthcheck(tool, opts.env, HEALTH_TIMEOUT_MS, signal));
 };

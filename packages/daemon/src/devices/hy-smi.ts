@@ -73,17 +73,30 @@ export function parseHealthcheck(text: string): Map<number, Health> {
   return out;
 }
 
-/** Run `tool --healthcheck` once, off the event loop, within `timeoutMs`; never rejects. */
-export function runHealthcheck(tool: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<HealthReport> {
+/**
+ * Run `tool --healthcheck` once, off the event loop, within `timeoutMs`; never
+ * rejects. `signal` aborts it (the daemon is stopping): the tool is killed.
+ * The tool runs in the C locale, so its status words are the English ones.
+ */
+export function runHealthcheck(tool: string, env: NodeJS.ProcessEnv, timeoutMs: number, signal?: AbortSignal): Promise<HealthReport> {
   return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve({ ok: false, error: `${HEALTH_CALL}: aborted` });
+      return;
+    }
     let settled = false;
     const finish = (r: HealthReport) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       resolve(r);
     };
     const fail = (why: string) => finish({ ok: false, error: `${HEALTH_CALL}: ${why}` });
+    const onAbort = () => {
+      killGroup();
+      fail('aborted');
+    };
     // Its own process group (detached), so a timeout kills whatever it started too.
     const child = spawn(tool, ['--healthcheck'], {
       env: { ...env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
@@ -95,6 +108,7 @@ export function runHealthcheck(tool: string, env: NodeJS.ProcessEnv, timeoutMs: 
       killGroup();
       finish({ ok: false, error: `${HEALTH_CALL} timed out after ${timeoutMs} ms` });
     }, timeoutMs);
+    signal?.addEventListener('abort', onAbort);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let bytes = 0;
@@ -110,8 +124,8 @@ export function runHealthcheck(tool: string, env: NodeJS.ProcessEnv, timeoutMs: 
     child.stdout!.on('data', collect(out));
     child.stderr!.on('data', collect(err));
     child.on('error', (e) => fail(e.message));
-    child.on('close', (code, signal) => {
-      if (signal) return fail(`killed by ${signal}`);
+    child.on('close', (code, killedBy) => {
+      if (killedBy) return fail(`killed by ${killedBy}`);
       if (code !== 0) {
         const first = Buffer.concat(err).toString().trim().split('\n')[0];
         return fail(`exit status ${code}${first ? `: ${first}` : ''}`);

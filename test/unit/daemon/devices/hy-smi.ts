@@ -63,4 +63,14 @@ t.test('running it: answers, failures and the deadline', async (t) => {
   t.ok(Date.now() - t0 < 2000, `answered after ${Date.now() - t0} ms`);
   const [shell, sleeper] = fs.readFileSync(pids, 'utf8').trim().split(' ').map(Number);
   await waitFor(() => !pidAlive(shell!) && !pidAlive(sleeper!), { what: 'the tool and its child killed' });
+
+  // stopping the daemon aborts a run in progress, and kills it
+  const ac = new AbortController();
+  const slowPid = path.join(dir, 'slow.pid');
+  const pending = runHealthcheck(script('slow', `echo $$ > ${slowPid}.tmp; mv ${slowPid}.tmp ${slowPid}; exec sleep 30`), {}, 10000, ac.signal);
+  const slow = Number(await waitFor(() => fs.existsSync(slowPid) && fs.readFileSync(slowPid, 'utf8').trim(), { what: 'the tool started' }));
+  ac.abort();
+  t.same(await pending, { ok: false, error: 'hy-smi --healthcheck: aborted' });
+  await waitFor(() => !pidAlive(slow), { what: 'the aborted tool killed' });
+  t.same(await runHealthcheck(ok, {}, 2000, ac.signal), { ok: false, error: 'hy-smi --healthcheck: aborted' }, 'not started once aborted');
 });
