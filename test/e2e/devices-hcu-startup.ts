@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DAEMON_MAIN, baseEnv } from '../helpers/env';
 import { runProcess, startDaemon, tempHome } from '../helpers/daemon';
-import { afterFullProbe, info, statuses } from '../helpers/devices';
+import { NO_VENDOR_LIBRARIES, afterFullProbe, info, statuses } from '../helpers/devices';
 import { fakeLibrary, FAKE_HY_SMI } from '../helpers/fixtures';
 
 const hcus = (n: number) => Array.from({ length: n }, (_, i) => `device ${i} 0x5a5e00000000000${i} "Hygon K100_AI"`);
@@ -62,10 +62,10 @@ t.test("hy-smi from the daemon's PATH; a job's PATH is never used", async (t) =>
 });
 
 t.test('auto skips a failing HCU (library or health tool) and logs why', async (t) => {
-  const d = await startDaemon(t, { backend: 'auto', env: { ...noTool, PATH: BARE_PATH } });
+  const d = await startDaemon(t, { backend: 'auto', env: { ...NO_VENDOR_LIBRARIES, ...noTool, PATH: BARE_PATH } });
   t.match(d.output, /hcu discovery: health tool hy-smi not found/);
   t.same(await info(d), []);
-  const d2 = await startDaemon(t, { backend: 'auto', env: { ...fake.env, XLURM_HCU_SMI_LIBRARY: '/nonexistent/librocm_smi64.so' } });
+  const d2 = await startDaemon(t, { backend: 'auto', env: { ...NO_VENDOR_LIBRARIES, ...fake.env, XLURM_HCU_SMI_LIBRARY: '/nonexistent/librocm_smi64.so' } });
   t.match(d2.output, /hcu discovery: cannot load library: \/nonexistent\/librocm_smi64\.so/);
   t.same(await info(d2), []);
 });

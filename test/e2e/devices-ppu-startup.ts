@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DAEMON_MAIN, baseEnv } from '../helpers/env';
 import { runProcess, startDaemon, tempHome } from '../helpers/daemon';
-import { info } from '../helpers/devices';
+import { NO_VENDOR_LIBRARIES, info } from '../helpers/devices';
 import { fakeLibrary } from '../helpers/fixtures';
 
 const uuid = (i: number) => `GPU-019ea108-0000-4000-8000-00000000000${i}`;
@@ -49,10 +49,10 @@ t.test('a PPU that cannot be identified is left out and logged', async (t) => {
 });
 
 t.test('auto skips a failing HGML and logs why', async (t) => {
-  const d = await startDaemon(t, { backend: 'auto', env: { ...fake.env, XLURM_HGML_LIBRARY: '/nonexistent/libhgml.so' } });
+  const d = await startDaemon(t, { backend: 'auto', env: { ...NO_VENDOR_LIBRARIES, ...fake.env, XLURM_HGML_LIBRARY: '/nonexistent/libhgml.so' } });
   t.match(d.output, /ppu discovery: cannot load library: \/nonexistent\/libhgml\.so/);
   t.same(await info(d), []);
-  const ok = await startDaemon(t, { backend: 'auto', env: fake.env });
+  const ok = await startDaemon(t, { backend: 'auto', env: { ...NO_VENDOR_LIBRARIES, ...fake.env } });
   t.same((await info(ok)).map((v) => `${v.device.kind}:${v.device.id}`), ['ppu:0', 'ppu:1']);
 });
 

@@ -17,9 +17,12 @@ interface Tap {
   equal(a: unknown, b: unknown, msg?: string): void;
 }
 
-/** A daemon on the given fakes (their variables merged) and a scratch directory for markers. */
+/**
+ * A daemon on the given fakes (their variables merged over NO_VENDOR_LIBRARIES, so `--backend
+ * auto` finds only them) and a scratch directory for markers.
+ */
 export async function fakeDaemon(t: Tap, fakes: readonly FakeLibrary[], opts: DaemonOpts = {}): Promise<{ d: Daemon; dir: string }> {
-  const env = Object.assign({}, ...fakes.map((f) => f.env), opts.env ?? {});
+  const env = Object.assign({}, NO_VENDOR_LIBRARIES, ...fakes.map((f) => f.env), opts.env ?? {});
   const d = await startDaemon(t, { ...opts, env });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-dev-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
