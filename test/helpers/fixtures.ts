@@ -49,7 +49,7 @@ const HGML = { dir: 'fake-hgml', with: ['fake-common'], links: [{ dir: 'fake-hgm
 export const FAKE_HY_SMI = path.join(ROOT, 'test', 'fixtures', 'fake-hy-smi', 'hy-smi');
 
 export const FAKES = {
-  nvidia: { dir: 'fake-nvml', soname: 'libnvidia-ml.so.1', stateEnv: 'XLURM_FAKE_NVML_STATE', libraryEnv: 'XLURM_NVML_LIBRARY', logEnv: 'XLURM_FAKE_NVML_LOG' },
+  nvidia: { dir: 'fake-nvml', with: ['fake-common'], soname: 'libnvidia-ml.so.1', stateEnv: 'XLURM_FAKE_NVML_STATE', libraryEnv: 'XLURM_NVML_LIBRARY', logEnv: 'XLURM_FAKE_NVML_LOG' },
   ascend: DCMI,
   mthreads: { dir: 'fake-mtml', with: ['fake-common'], soname: 'libmtml.so', stateEnv: 'XLURM_FAKE_MTML_STATE', libraryEnv: 'XLURM_MTML_LIBRARY', logEnv: 'XLURM_FAKE_MTML_LOG' },
   metax: { dir: 'fake-mxsml', with: ['fake-common'], soname: 'libmxsml.so', stateEnv: 'XLURM_FAKE_MXSML_STATE', libraryEnv: 'XLURM_MXSML_LIBRARY', logEnv: 'XLURM_FAKE_MXSML_LOG' },
