@@ -200,16 +200,12 @@ class Dcmi : public Vendor {
     procs_ = reinterpret_cast<ProcsFn>(need({"dcmi_get_device_resource_info"}));
     type_ = reinterpret_cast<TypeFn>(sym({"dcmi_get_device_type"}));
     chip_info_ = reinterpret_cast<ChipInfoFn>(sym({"dcmi_get_device_chip_info"}));
-    if (missing) {
-      std::string why = path + " does not export " + missing + " (not a DCMI library?)";
-      return v2_refusal_.empty() ? why : why + "; " + v2_refusal_;
-    }
+    // A classic failure, followed by why v2 was not used (if it was tried).
+    auto failed = [&](const std::string& why) { return v2_refusal_.empty() ? why : why + "; " + v2_refusal_; };
+    if (missing) return failed(path + " does not export " + missing + " (not a DCMI library?)");
     Enter("dcmi_init");
     int rc = init();
-    if (rc != kOk) {
-      std::string why = Error("dcmi_init", rc);
-      return v2_refusal_.empty() ? why : why + "; " + v2_refusal_;
-    }
+    if (rc != kOk) return failed(Error("dcmi_init", rc));
     return "";
   }
 
