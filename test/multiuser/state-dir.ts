@@ -1,15 +1,21 @@
 // Spec 7.2 as root: the state directory of a root daemon must be reached
-// through components only root can change. Each case initialises a state
-// directory through `xlurm clean` (which runs the same checks as the daemon
-// and `start`, and exits).
+// through components only root can change. Every case runs initStateDir, the
+// check the daemon, `xlurm start` and `xlurm clean` all make first, in this
+// (root) process; two of them also end to end through `xlurm clean`.
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { initStateDir } from '@xlurm/protocol';
 import { Daemon } from '../helpers/daemon';
 import { MULTIUSER_SKIP, accounts, runtime, sharedDir } from '../helpers/multiuser';
 
 const ACCEPTED = 'Removed 0 job log(s); daemon.log was already absent.\n';
-const untrusted = (p: string) => `xlurm: root daemon state must be under trusted root-owned directories: ${p}\n`;
+const untrusted = (p: string) => `root daemon state must be under trusted root-owned directories: ${p}`;
+
+/** The message initStateDir refuses `home` with, or undefined when it accepts it. */
+function refusal(home: string): string | undefined {
+  try { initStateDir(home); return undefined; } catch (e) { return (e as Error).message; }
+}
 
 t.test('trusted ancestors and ownership of the state directory', { skip: MULTIUSER_SKIP }, async (t) => {
   const { nobody } = accounts();
@@ -56,26 +62,26 @@ t.test('trusted ancestors and ownership of the state directory', { skip: MULTIUS
   expect(path.join(link(users, 0), 'home2'), untrusted(users), 'root-owned link into a directory nobody owns');
 
   // The directory itself, and jobs/ in it.
-  expect(dir('nobodys-home', 0o755, nobody.uid), 'xlurm: XLURM_HOME must be a directory owned by the daemon account\n', 'home owned by nobody');
-  expect(dir('writable-home', 0o775), 'xlurm: XLURM_HOME must not be writable by other users\n', 'group-writable home');
+  expect(dir('nobodys-home', 0o755, nobody.uid), 'XLURM_HOME must be a directory owned by the daemon account', 'home owned by nobody');
+  expect(dir('writable-home', 0o775), 'XLURM_HOME must not be writable by other users', 'group-writable home');
   const badJobs = dir('bad-jobs', 0o755);
   fs.mkdirSync(path.join(badJobs, 'jobs'));
   fs.chownSync(path.join(badJobs, 'jobs'), nobody.uid, nobody.gid);
-  expect(badJobs, 'xlurm: invalid jobs directory owner\n', 'jobs/ owned by nobody');
+  expect(badJobs, 'invalid jobs directory owner', 'jobs/ owned by nobody');
 
   const existed = jobsBefore();
-  const results = await Promise.all(cases.map((c) => clean(c.home)));
-  cases.forEach(({ home, stderr, what }, i) => {
-    const r = results[i]!;
-    if (stderr === undefined) {
-      t.equal(r.stdout, ACCEPTED, `${what}: accepted`);
-      t.equal(r.code, 0, r.stderr);
-      t.equal(fs.statSync(path.join(home, 'jobs')).uid, 0);
-    } else {
-      t.equal(r.stderr, stderr, `${what}: refused`);
-      t.equal(r.code, 1);
-      if (!existed.has(home)) t.notOk(fs.existsSync(path.join(home, 'jobs')), `${what}: nothing created`);
-    }
-  });
+  for (const { home, stderr, what } of cases) {
+    t.equal(refusal(home), stderr, `${what}: ${stderr === undefined ? 'accepted' : 'refused'}`);
+    if (stderr === undefined) t.equal(fs.lstatSync(path.join(home, 'jobs')).uid, 0, `${what}: jobs/ created`);
+    else if (!existed.has(home)) t.notOk(fs.existsSync(path.join(home, 'jobs')), `${what}: nothing created`);
+  }
   t.notOk(fs.existsSync(path.join(trusted, 'via-nobody-link')), 'nothing created through nobody\'s link');
+
+  // End to end: the commands make the same check.
+  const viaNobody = await clean(path.join(link(trusted, nobody.uid), 'e2e'));
+  t.equal(viaNobody.stderr, `xlurm: ${untrusted(links[links.length - 1]!)}\n`, 'xlurm clean refuses nobody\'s link');
+  t.equal(viaNobody.code, 1);
+  const viaRoot = await clean(path.join(link(trusted, 0), 'e2e-root'));
+  t.equal(viaRoot.stdout, ACCEPTED, 'xlurm clean accepts a root-owned link');
+  t.equal(viaRoot.code, 0, viaRoot.stderr);
 });
