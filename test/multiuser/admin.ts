@@ -1,8 +1,10 @@
 // Spec 8 as root: stop, restart, clean, exclude and include are the
 // administrator's; other accounts are refused and nothing changes.
 import t from 'tap';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MULTIUSER_SKIP, accounts, as, rootDaemon } from '../helpers/multiuser';
+import { Daemon } from '../helpers/daemon';
+import { MULTIUSER_SKIP, accounts, as, rootDaemon, rootHome, runtime } from '../helpers/multiuser';
 
 t.test('administrative operations are root\'s', { skip: MULTIUSER_SKIP }, async (t) => {
   const { nobody, daemon } = accounts();
@@ -31,4 +33,25 @@ t.test('administrative operations are root\'s', { skip: MULTIUSER_SKIP }, async 
   const st = await d.request('status', {}) as any;
   t.same(st.result.excluded, []);
   t.equal(d.proc!.pid, st.result.pid, 'the same daemon process');
+});
+
+t.test('without a daemon, another account cannot start the shared one', { skip: MULTIUSER_SKIP }, async (t) => {
+  const { nobody } = accounts();
+  const rt = await runtime();
+  const existing = rootHome(t);
+  fs.mkdirSync(existing, { mode: 0o755 });
+  const missing = rootHome(t);
+  const cases: Array<[string, string]> = [
+    [existing, 'xlurm: XLURM_HOME must be a directory owned by the daemon account\n'],
+    [missing, 'xlurm: cannot create state directory; start the shared daemon with sudo\n'],
+  ];
+  for (const [home, stderr] of cases) {
+    const d = new Daemon(t, home, { runtime: rt });
+    const r = await d.run('xlurm', ['start', '--backend', 'none'], as(nobody, { cwd: '/' }));
+    t.equal(r.stderr, stderr);
+    t.equal(r.code, 1);
+    t.notOk(fs.existsSync(d.socket), 'no daemon socket');
+    t.notOk(await d.ping(), 'no daemon answers');
+  }
+  t.notOk(fs.existsSync(missing), 'nothing was created');
 });

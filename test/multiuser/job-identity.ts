@@ -50,6 +50,14 @@ t.test('identity of a job', { skip: MULTIUSER_SKIP }, async (t) => {
     t.equal(st.uid, 65534);
   });
 
+  t.test('the working directory is entered as the owner, not as root', async (t) => {
+    const closed = sharedDir(t, 0o700, 'xlmu-closed'); // root's, 0700: exists, but nobody cannot enter it
+    const id = await d.batch('touch inside', ['-g', '0'], as(nobody, { cwd: closed }));
+    const job = await d.waitState(id, ['COMPLETED', 'FAILED']);
+    t.match(job.result, { state: 'FAILED', exit_code: 1, error: 'cannot execute bash: Permission denied' });
+    t.notOk(fs.existsSync(path.join(closed, 'inside')));
+  });
+
   t.test('nobody follows its own job with xrun', async (t) => {
     const cwd = workDir(t);
     const ok = await d.run('xrun', ['-g', '0', '--', 'id', '-u'], as(nobody, { cwd }));
