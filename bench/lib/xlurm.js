@@ -150,11 +150,14 @@ async function startDaemon(opts = {}) { return new Daemon(opts).start(); }
  */
 class FakeNvml {
   constructor() {
-    const src = path.join(ROOT, 'test', 'fixtures', 'fake-nvml');
-    const sources = fs.readdirSync(src).filter((f) => f.endsWith('.c')).map((f) => path.join(src, f));
+    // As test/helpers/fixtures.ts does: the fake's own sources plus the shared
+    // fake machinery (compiled in and on the include path).
+    const dirs = ['fake-nvml', 'fake-common'].map((d) => path.join(ROOT, 'test', 'fixtures', d)).filter((d) => fs.existsSync(d));
+    const sources = dirs.flatMap((d) => fs.readdirSync(d).filter((f) => f.endsWith('.c')).map((f) => path.join(d, f)));
     this.dir = tempDir('xlb-nvml');
     this.library = path.join(this.dir, 'libnvidia-ml.so.1');
-    execFileSync('cc', ['-shared', '-fPIC', '-O2', '-o', this.library, ...sources, '-lpthread'], { stdio: 'pipe' });
+    const includes = dirs.slice(1).map((d) => `-I${d}`);
+    execFileSync('cc', ['-shared', '-fPIC', '-O2', ...includes, '-o', this.library, ...sources, '-lpthread'], { stdio: 'pipe' });
     this.state = path.join(this.dir, 'state');
     this.write(0);
   }

@@ -32,7 +32,12 @@ export class Core {
     readonly devices: DeviceManager,
     readonly euid: number,
     readonly log: (msg: string) => void,
-  ) {}
+  ) {
+    // A pass queued in this turn runs before the turn's group commit, so a
+    // submitted job that can start is committed RUNNING together with its
+    // insert: one fsync from submit to spawn.
+    store.beforeFlush = () => this.runQueuedPass();
+  }
 
   now(): number { return Math.floor(Date.now() / 1000); }
 
@@ -85,7 +90,13 @@ export class Core {
   scheduleSoon(): void {
     if (this.passQueued) return;
     this.passQueued = true;
-    setImmediate(() => { this.passQueued = false; this.pass(); });
+    setImmediate(() => this.runQueuedPass());
+  }
+
+  private runQueuedPass(): void {
+    if (!this.passQueued) return;
+    this.passQueued = false;
+    this.pass();
   }
 
   private pass(): void {

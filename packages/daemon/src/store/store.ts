@@ -93,6 +93,8 @@ export class Store {
   /** Callers waiting for the open transaction to be committed (or to fail). */
   private waiters: Array<(err: XlurmError | null) => void> = [];
   private flushQueued = false;
+  /** Called at the end of a turn just before its group commit (the daemon runs a queued pass). */
+  beforeFlush: (() => void) | undefined;
 
   /**
    * Open (or create) the database. A file that is not an xlurm database, or
@@ -168,6 +170,7 @@ export class Store {
       this.flushQueued = true;
       setImmediate(() => {
         this.flushQueued = false;
+        this.beforeFlush?.();
         try { this.commit(); } catch { /* waiters were told; the next write retries */ }
       });
     }

@@ -66,12 +66,16 @@ t.test('group commit: writes of one turn become durable together, and only then'
   const other = new Database(file, { readonly: true });
   t.teardown(() => other.close());
   const visible = () => (other.prepare('SELECT count(*) AS n FROM jobs').get() as { n: number }).n;
+  const seenBeforeFlush: number[] = [];
+  s.beforeFlush = () => seenBeforeFlush.push(visible());
   s.insert(owner, spec, 1);
   s.insert(owner, spec, 1);
   const durable = s.durable();
   t.equal(visible(), 0, 'not committed within the turn');
   await durable;
   t.equal(visible(), 2, 'committed together by the end of the turn');
+  t.same(seenBeforeFlush, [0], 'beforeFlush runs once, just before the commit');
+  s.beforeFlush = undefined;
   t.resolves(s.durable(), 'nothing open: resolves at once');
 
   const j = s.insert(owner, spec, 2);
