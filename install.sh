@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Install, upgrade or remove xlurm on this machine.
 #
-#   ./install.sh [--start] [--prefix DIR] [--env-file FILE] [--no-systemd] [--no-build]
+#   ./install.sh [--start] [--prefix DIR] [--env-file FILE] [--[no-]systemd] [--no-build]
 #                [--backend B] [--max-running N] [--retention D] [--exclude-device-ids L]
-#   ./install.sh --uninstall [--purge] [--prefix DIR] [--env-file FILE] [--no-systemd]
+#   ./install.sh --uninstall [--purge] [--prefix DIR] [--env-file FILE] [--[no-]systemd]
 #
 # Installs the commands into PREFIX (default /usr/local) with man pages and
 # bash/zsh completions, creates the daemon settings file FILE (default
 # /etc/default/xlurm) once and never overwrites it (the daemon options above
-# only seed a new one), and where systemd runs installs and enables
-# xlurm.service. --start starts the daemon: through systemd, or else with
-# `xlurm start` and the settings file.
+# only seed a new one), and where systemd runs (or with --systemd) installs and
+# enables xlurm.service. --start starts the daemon: through systemd, or else
+# with `xlurm start` and the settings file.
 #
 # Re-running upgrades: the queue (XLURM_HOME, default /var/lib/xlurm) and the
 # settings are kept, and a running daemon of this installation is restarted on
@@ -57,6 +57,7 @@ while [ $# -gt 0 ]; do
     --uninstall) MODE=uninstall ;;
     --purge) PURGE=1 ;;
     --no-systemd) SYSTEMD=0 ;;
+    --systemd) SYSTEMD=1 ;;
     --no-build) BUILD=0 ;;
     --prefix) [ $# -ge 2 ] || die "--prefix needs a value"; PREFIX=$2; shift ;;
     --prefix=*) PREFIX=${1#*=} ;;
@@ -87,9 +88,11 @@ node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(
   || die "Node.js 20.17 or newer is required (found $(node --version))"
 NODE=$(command -v node)
 
-# systemd is used where it runs as PID 1 (and not --no-systemd).
+# systemd is used where it runs as PID 1, unless --no-systemd; --systemd uses
+# it regardless (e.g. building an image, where `systemctl enable` works offline).
 USE_SYSTEMD=0
-if [ "$SYSTEMD" = auto ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+if [ "$SYSTEMD" = 1 ] || { [ "$SYSTEMD" = auto ] && [ -d /run/systemd/system ]; }; then
+  need systemctl "systemd's systemctl"
   USE_SYSTEMD=1
 fi
 
@@ -215,6 +218,8 @@ version=$(node -p 'require("./package.json").version')
 mkdir -p "$releases" "$PREFIX/bin"
 PREFIX=$(cd "$PREFIX" && pwd)
 lib="$PREFIX/lib" releases="$PREFIX/lib/xlurm-releases" link="$PREFIX/lib/xlurm"
+# Held until install.sh exits; every daemon start closes it (9>&-) so that
+# the daemon does not inherit it.
 exec 9>"$releases/.install.lock"
 if command -v flock >/dev/null 2>&1; then flock -n 9 || die "another install.sh is running on $PREFIX"; fi
 
@@ -307,7 +312,7 @@ if [ "$rc" = 0 ]; then
   else
     rc=0; out=$(ctl stop-if-idle "$home" 2>&1) || rc=$?
     case $rc in
-      0) echo "Restarting: $out"; start_daemon ;;
+      0) echo "Restarting: $out"; start_daemon 9>&- ;;
       4) echo "Jobs are running ($out), so the running daemon and its jobs were left alone;"
          echo "it keeps using the files it started with. Re-run ./install.sh once no job is running"
          echo "to restart the daemon on xlurm $version." ;;
@@ -315,7 +320,7 @@ if [ "$rc" = 0 ]; then
     esac
   fi
 elif [ "$rc" = 3 ]; then
-  [ "$START" = 0 ] || start_daemon
+  [ "$START" = 0 ] || start_daemon 9>&-
 else
   echo "install.sh: cannot tell whether a daemon runs on $home; not starting one" >&2
 fi
