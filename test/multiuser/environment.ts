@@ -76,7 +76,7 @@ t.test('a submitter\'s XLURM_NVML_LIBRARY, LD_PRELOAD and PATH have no effect on
   // The device is re-probed after the job; wait for two more full polls to be sure.
   const polls = () => fake.calls().filter((c) => c.startsWith('nvmlDeviceGetComputeRunningProcesses')).length;
   const seen = polls();
-  await waitFor(() => polls() >= seen + 2, { timeout: 15000, what: 'two more device polls' });
+  await waitFor(() => polls() >= seen + 2, { timeout: 30000, what: 'two more device polls' });
   // And one more job start and end through the same daemon, as root this time.
   const again = await d.batch('true', ['-g', '1']);
   await d.waitState(again, 'COMPLETED');
