@@ -11,7 +11,13 @@ import { toWireJob } from '../store/store';
 import type { Caller, Core } from '../core';
 import type { StreamOut } from './types';
 
-const CHUNK = 1024 * 1024;
+/**
+ * Bytes read per frame. A client that stops reading holds one chunk in its
+ * socket's queue, so this bounds the memory a stuck reader costs.
+ */
+const CHUNK = 256 * 1024;
+/** One read buffer for every stream: reads are synchronous and each chunk is copied out before any await. */
+const readBuf = Buffer.allocUnsafe(CHUNK);
 const IDLE_POLL_MS = 250;
 const V = PROTOCOL_VERSION;
 
@@ -28,7 +34,6 @@ export function logStream(core: Core, caller: Caller, id: number, start: number,
       let watcher: fs.FSWatcher | undefined;
       let jobChanged = false;
       const unlisten = follow ? core.listen(id, (j) => { job = j; jobChanged = true; poke(); }) : undefined;
-      const buf = Buffer.allocUnsafe(CHUNK);
       void out.gone.then(poke);
       try {
         if (follow) await out.send({ v: V, ok: true, event: 'job', job });
@@ -44,9 +49,9 @@ export function logStream(core: Core, caller: Caller, id: number, start: number,
           // Snapshot "terminal" before reading: bytes written before the end are then all read.
           const done = !follow || isTerminal(job.state);
           let n = 0;
-          if (fd >= 0) n = fs.readSync(fd, buf, 0, CHUNK, offset);
+          if (fd >= 0) n = fs.readSync(fd, readBuf, 0, CHUNK, offset);
           if (n > 0) {
-            await out.send({ v: V, ok: true, event: 'log', offset }, Buffer.from(buf.subarray(0, n)));
+            await out.send({ v: V, ok: true, event: 'log', offset }, Buffer.from(readBuf.subarray(0, n)));
             offset += n;
             continue;
           }
