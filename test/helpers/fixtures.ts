@@ -40,13 +40,18 @@ export interface FakeSpec {
   links?: readonly { dir: string; soname: string }[];
   /** More daemon variables that come with the fake (e.g. the HCU health tool). */
   env?: Readonly<Record<string, string>>;
+  /**
+   * Executables under test/fixtures/ copied into the build directory (so what a root daemon runs
+   * belongs to whoever runs the tests, not to the checkout's owner: the HCU health tool).
+   */
+  copies?: readonly string[];
 }
 
 const DCMI = { dir: 'fake-dcmi', with: ['fake-common'], soname: 'libdcmi.so', stateEnv: 'XLURM_FAKE_DCMI_STATE', libraryEnv: 'XLURM_DCMI_LIBRARY', logEnv: 'XLURM_FAKE_DCMI_LOG' } as const;
 
 const HGML = { dir: 'fake-hgml', with: ['fake-common'], links: [{ dir: 'fake-hgml/uki', soname: 'libuki.so' }], soname: 'libhgml.so', stateEnv: 'XLURM_FAKE_HGML_STATE', libraryEnv: 'XLURM_HGML_LIBRARY', logEnv: 'XLURM_FAKE_HGML_LOG' } as const;
-/** The fake `hy-smi` (a script reading the fake rocm_smi's state file; see its header). */
-export const FAKE_HY_SMI = path.join(ROOT, 'test', 'fixtures', 'fake-hy-smi', 'hy-smi');
+/** The fake `hy-smi` as the daemon runs it: test/fixtures/fake-hy-smi/hy-smi (see its header), copied by buildFake('hcu'). */
+export const FAKE_HY_SMI = path.join(ROOT, 'test', 'fixtures', 'build', 'fake-rocm-smi', 'hy-smi');
 
 export const FAKES = {
   nvidia: { dir: 'fake-nvml', with: ['fake-common'], soname: 'libnvidia-ml.so.1', stateEnv: 'XLURM_FAKE_NVML_STATE', libraryEnv: 'XLURM_NVML_LIBRARY', logEnv: 'XLURM_FAKE_NVML_LOG' },
@@ -56,7 +61,7 @@ export const FAKES = {
   ppu: HGML,
   /** HGML without hgmlInit_v2 and hgmlDeviceGetName (init falls back to hgmlInitWithFlags). */
   'ppu-minimal': { ...HGML, cflags: ['-DFAKE_HGML_MINIMAL'], build: 'fake-hgml-minimal' },
-  hcu: { dir: 'fake-rocm-smi', with: ['fake-common'], soname: 'librocm_smi64.so', stateEnv: 'XLURM_FAKE_ROCM_SMI_STATE', libraryEnv: 'XLURM_HCU_SMI_LIBRARY', logEnv: 'XLURM_FAKE_ROCM_SMI_LOG', env: { XLURM_HCU_HEALTH_TOOL: FAKE_HY_SMI } },
+  hcu: { dir: 'fake-rocm-smi', with: ['fake-common'], soname: 'librocm_smi64.so', stateEnv: 'XLURM_FAKE_ROCM_SMI_STATE', libraryEnv: 'XLURM_HCU_SMI_LIBRARY', logEnv: 'XLURM_FAKE_ROCM_SMI_LOG', env: { XLURM_HCU_HEALTH_TOOL: FAKE_HY_SMI }, copies: ['fake-hy-smi/hy-smi'] },
   /** The same fake without the dcmiv2_* symbols (an older Ascend driver). */
   'ascend-classic': { ...DCMI, cflags: ['-DFAKE_DCMI_NO_V2'], build: 'fake-dcmi-classic' },
 } satisfies Record<string, FakeSpec>;
@@ -71,6 +76,13 @@ export function buildFake(kind: FakeKind): string {
   const outDir = path.join(FIXTURES, 'build', spec.build ?? spec.dir);
   const linked = (spec.links ?? []).map((l) => compile([l.dir], path.join(outDir, l.soname), [`-Wl,-soname,${l.soname}`]));
   const linkArgs = (spec.links ?? []).flatMap((l) => [`-L${outDir}`, `-l:${l.soname}`]);
+  for (const c of spec.copies ?? []) {
+    const tmp = path.join(outDir, `.${path.basename(c)}.${process.pid}.${Math.random().toString(36).slice(2)}`);
+    fs.mkdirSync(outDir, { recursive: true });
+    fs.copyFileSync(path.join(FIXTURES, c), tmp);
+    fs.chmodSync(tmp, 0o755);
+    fs.renameSync(tmp, path.join(outDir, path.basename(c)));
+  }
   return compile([spec.dir, ...(spec.with ?? [])], path.join(outDir, spec.soname), [...(spec.cflags ?? []), ...linkArgs], linked);
 }
 

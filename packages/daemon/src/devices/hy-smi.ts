@@ -6,7 +6,8 @@
  * * The tool is found once, at daemon start, from the daemon's environment:
  *   `XLURM_HCU_HEALTH_TOOL` (absolute; disables the search), else
  *   `/opt/dtk/.hyhal/bin/hy-smi`, else `hy-smi` in the daemon's PATH. A job's
- *   environment is never consulted.
+ *   environment is never consulted. A tool that another user could replace
+ *   is refused (untrustedBecause).
  * * Each probe runs it asynchronously (a child process; the event loop never
  *   waits) with a deadline; past it the whole process group is killed and the
  *   answer is a failure. Every failure (spawn error, timeout, non-zero exit,
@@ -43,20 +44,41 @@ function isExecutableFile(p: string): boolean {
   }
 }
 
+/**
+ * Why the daemon must not run `tool`, or null. The daemon runs it every two
+ * seconds with its own rights (root in production), so the file it runs, and
+ * the directory that holds it, must belong to root or the daemon's account
+ * and be writable by nobody else (a sticky directory such as /tmp is fine for
+ * the latter).
+ */
+export function untrustedBecause(tool: string, euid = process.geteuid?.() ?? 0): string | null {
+  const real = fs.realpathSync(tool);
+  const file = fs.statSync(real);
+  const dir = fs.statSync(path.dirname(real));
+  const owners = new Set([0, euid]);
+  if (!owners.has(file.uid) || (file.mode & 0o022) !== 0) return `${real} is writable by another user`;
+  if (!owners.has(dir.uid) || ((dir.mode & 0o022) !== 0 && (dir.mode & 0o1000) === 0)) return `${path.dirname(real)} is writable by another user`;
+  return null;
+}
+
 /** The health tool's absolute path (spec 9.2); throws with the reason when there is none. */
 export function findHealthTool(env: NodeJS.ProcessEnv): string {
   const override = env[HEALTH_TOOL_ENV];
+  let found: string | undefined;
   if (override !== undefined && override !== '') {
     if (!path.isAbsolute(override)) throw new Error(`${HEALTH_TOOL_ENV} must be an absolute path: ${override}`);
     if (!isExecutableFile(override)) throw new Error(`${HEALTH_TOOL_ENV} is not an executable file: ${override}`);
-    return override;
+    found = override;
+  } else {
+    // Relative PATH entries would depend on the daemon's working directory: ignored.
+    const dirs = (env.PATH ?? '').split(':').filter((d) => path.isAbsolute(d));
+    found = [...HEALTH_TOOL_SEARCH, ...dirs.map((d) => path.join(d, 'hy-smi'))].find(isExecutableFile);
+    if (!found) {
+      throw new Error(`health tool hy-smi not found (tried ${HEALTH_TOOL_SEARCH.join(', ')} and the daemon's PATH); set ${HEALTH_TOOL_ENV}`);
+    }
   }
-  // Relative PATH entries would depend on the daemon's working directory: ignored.
-  const dirs = (env.PATH ?? '').split(':').filter((d) => path.isAbsolute(d));
-  const found = [...HEALTH_TOOL_SEARCH, ...dirs.map((d) => path.join(d, 'hy-smi'))].find(isExecutableFile);
-  if (!found) {
-    throw new Error(`health tool hy-smi not found (tried ${HEALTH_TOOL_SEARCH.join(', ')} and the daemon's PATH); set ${HEALTH_TOOL_ENV}`);
-  }
+  const why = untrustedBecause(found);
+  if (why) throw new Error(`health tool ${found} not used: ${why}`);
   return found;
 }
 

@@ -4,7 +4,7 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  HEALTH_TOOL_SEARCH, findHealthTool, parseHealthcheck, runHealthcheck,
+  HEALTH_TOOL_SEARCH, findHealthTool, parseHealthcheck, runHealthcheck, untrustedBecause,
 } from '../../../../packages/daemon/src/devices/hy-smi';
 import { pidAlive, waitFor } from '../../../helpers/wait';
 
@@ -27,6 +27,30 @@ t.test('the tool: absolute override, else the fixed paths, else the daemon PATH'
   t.equal(findHealthTool({ PATH: `/nonexistent:bin:${path.join(dir, 'bin')}` }), tool, 'relative PATH entries are ignored');
   t.equal(findHealthTool({ XLURM_HCU_HEALTH_TOOL: '', PATH: path.join(dir, 'bin') }), tool, 'an empty override is no override');
   t.throws(() => findHealthTool({ PATH: '/nonexistent' }), { message: /^health tool hy-smi not found \(tried \/opt\/dtk\/\.hyhal\/bin\/hy-smi and the daemon's PATH\); set XLURM_HCU_HEALTH_TOOL$/ });
+});
+
+t.test('a tool another user could replace is refused (the daemon runs it as root)', async (t) => {
+  const own = fs.mkdtempSync(path.join(dir, 'own-'));
+  const tool = path.join(own, 'hy-smi');
+  fs.writeFileSync(tool, '#!/bin/sh\n', { mode: 0o755 });
+  t.equal(untrustedBecause(tool), null);
+  fs.chmodSync(tool, 0o775);
+  t.equal(untrustedBecause(tool), `${tool} is writable by another user`);
+  t.throws(() => findHealthTool({ XLURM_HCU_HEALTH_TOOL: tool }), { message: `health tool ${tool} not used: ${tool} is writable by another user` });
+  t.throws(() => findHealthTool({ PATH: own }), { message: `health tool ${tool} not used: ${tool} is writable by another user` }, 'found on PATH too');
+  fs.chmodSync(tool, 0o755);
+  fs.chmodSync(own, 0o777);
+  t.equal(untrustedBecause(tool), `${own} is writable by another user`);
+  fs.chmodSync(own, 0o1777);
+  t.equal(untrustedBecause(tool), null, 'a sticky directory is fine');
+  fs.chmodSync(own, 0o755);
+  t.equal(untrustedBecause(tool, 12345), null, 'root-owned is fine for any daemon');
+  fs.symlinkSync(tool, path.join(dir, 'link'));
+  t.equal(untrustedBecause(path.join(dir, 'link')), null, 'links are followed to the file');
+  if (process.geteuid?.() === 0) {
+    fs.chownSync(tool, 65534, 65534);
+    t.equal(untrustedBecause(tool), `${tool} is writable by another user`, "another account's file");
+  }
 });
 
 t.test('rows: index and status word; Healthy in any case is healthy; the worst row wins', async (t) => {
