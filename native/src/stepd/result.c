@@ -148,7 +148,8 @@ static int sync_parent(const char *path)
     return rc;
 }
 
-int result_write(const char *path, enum job_state state, int exit_code, const char *error)
+int result_write(const char *path, enum job_state state, int exit_code, const char *error,
+                 time_t finished_at)
 {
     size_t cap = 128 + (error ? strlen(error) * 6 : 0);
     char *json = malloc(cap), *p;
@@ -160,7 +161,7 @@ int result_write(const char *path, enum job_state state, int exit_code, const ch
     }
 
     p = json + snprintf(json, cap, "{\"state\":\"%s\",\"exit_code\":%d,\"finished_at\":%lld,\"error\":",
-                        state_name(state), exit_code, (long long)time(NULL));
+                        state_name(state), exit_code, (long long)finished_at);
     if (error) {
         p = json_string(p, error);
     } else {

@@ -446,15 +446,40 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
     }
 }
 
+/* First wait before retrying a result write that found the file system full; doubles up to the
+ * cap. */
+#define RESULT_RETRY_FIRST_NS (250 * 1000000LL)
+#define RESULT_RETRY_MAX_NS (5000 * 1000000LL)
+
+/* Writes the result. A full file system (ENOSPC, EDQUOT) is waited out, not reported: we keep
+ * the lock, so the daemon keeps seeing the job as running, and the real outcome, stamped with
+ * the time the job ended, is written once there is room (instead of the job being reported as
+ * "disappeared without an exit result"). Any other error is final. */
 static int finish(const char *result_path, const struct outcome *o)
 {
-    int rc = result_write(result_path, o->state, o->exit_code, o->error);
-    if (rc != 0) {
+    time_t finished_at = time(NULL);
+    int64_t delay = RESULT_RETRY_FIRST_NS;
+    int told = 0;
+    for (;;) {
+        int rc = result_write(result_path, o->state, o->exit_code, o->error, finished_at);
+        if (rc == 0)
+            return 0;
         char *what = str_join("cannot write job result ", result_path, ": ");
-        say(what, strerror(rc), NULL);
-        return 1;
+        if (rc != ENOSPC && rc != EDQUOT) {
+            say(what, strerror(rc), NULL);
+            return 1;
+        }
+        if (!told) /* the log is probably on the same full disk; say() ignores that */
+            say(what, strerror(rc), "; retrying until there is space");
+        told = 1;
+        if (!str_is_static(what))
+            free(what);
+        /* Cancel signals are blocked (sigprocmask in main), so only SIGKILL ends the wait. */
+        struct timespec ts = {(time_t)(delay / NS_PER_S), (long)(delay % NS_PER_S)};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+        delay = delay * 2 > RESULT_RETRY_MAX_NS ? RESULT_RETRY_MAX_NS : delay * 2;
     }
-    return 0;
 }
 
 int main(int argc, char **argv)

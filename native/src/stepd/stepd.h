@@ -41,8 +41,10 @@ int spec_read(int fd, struct job_spec *spec);
 enum job_state { JOB_COMPLETED, JOB_FAILED, JOB_CANCELLED, JOB_TIMED_OUT };
 
 /* Writes the result atomically (<path-without-ext>.tmp.<pid>, fsync, rename, fsync dir).
- * error may be NULL (JSON null). Returns 0, or an errno value. */
-int result_write(const char *path, enum job_state state, int exit_code, const char *error);
+ * error may be NULL (JSON null); finished_at is the unix time the job ended. Returns 0, or an
+ * errno value. */
+int result_write(const char *path, enum job_state state, int exit_code, const char *error,
+                 time_t finished_at);
 
 /* Writes "xlurm: " a b c "\n" to stderr (the job log) in one write; b and c may be NULL. */
 void say(const char *a, const char *b, const char *c);

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { accountByUid, flockExclusive, stepdPath } from '../../../native/ts/index';
+import { fill, mountTmpfs } from '../../helpers/disk';
 
 type Tap = typeof t;
 
@@ -35,6 +36,8 @@ interface JobOptions {
   args?: string[];
   /** Do not pass a lock descriptor on fd 3. */
   noLock?: boolean;
+  /** The job's directory (result, log, lock); default: a fresh one under the test dir. */
+  dir?: string;
   /** Runs while stepd is alive, after the spec was written. */
   during?: (ctx: { child: ChildProcess; dir: string; lockPath: string }) => Promise<void>;
 }
@@ -90,7 +93,7 @@ let jobSeq = 0;
 
 async function runJob(t: Tap, o: JobOptions): Promise<JobRun> {
   if (!fs.existsSync(t.testdirName)) t.testdir();
-  const dir = path.join(t.testdirName, `job-${++jobSeq}`);
+  const dir = o.dir ?? path.join(t.testdirName, `job-${++jobSeq}`);
   fs.mkdirSync(dir, { recursive: true });
   const lockPath = path.join(dir, '7.lock');
   const logPath = path.join(dir, '7.log');
@@ -352,6 +355,39 @@ if (!built) {
     fs.chmodSync(privateDir, 0o700);
     const denied = await runJob(t, { argv: ['true'], switchUser: true, uid: 65534, gid: 65534, owner: nobody.name, cwd: privateDir });
     t.match(denied.result, { state: 'FAILED', exit_code: 1, error: 'cannot execute true: Permission denied' });
+  });
+
+  t.test('a full disk: the result waits for space, keeps the lock, and keeps the end time', { skip: !isRoot && 'needs root (mount -t tmpfs)' }, async t => {
+    const m = mountTmpfs(t, 1024 * 1024);
+    if (!m.dir) { t.skip(m.why); return; }
+    if (!fs.existsSync(t.testdirName)) t.testdir();
+    const go = path.join(t.testdirName, 'full-go');
+    let filler = '';
+    let freedAt = 0;
+    const r = await runJob(t, {
+      dir: path.join(m.dir, 'job'),
+      argv: ['sh', '-c', `while [ ! -e ${go} ]; do sleep 0.02; done; exit 3`],
+      during: async ({ child, lockPath }) => {
+        filler = fill(m.dir!);
+        fs.writeFileSync(go, '');
+        // The payload exits now; the result cannot be written. stepd must wait
+        // (alive, lock held, no result) rather than exit without one.
+        const until = Date.now() + 1500;
+        while (Date.now() < until) {
+          if (child.exitCode !== null || child.signalCode !== null) { t.fail(`stepd exited (${child.exitCode}) while the disk was full`); return; }
+          await delay(50);
+        }
+        const probe = fs.openSync(lockPath, 'r+');
+        t.equal(flockExclusive(probe), false, 'the lock is still held');
+        fs.closeSync(probe);
+        t.notOk(fs.existsSync(path.join(m.dir!, 'job', '7.result')));
+        freedAt = Math.floor(Date.now() / 1000);
+        fs.unlinkSync(filler);
+      },
+    });
+    t.equal(r.code, 0, 'stepd exits 0 once the result is written');
+    t.match(r.result, { state: 'FAILED', exit_code: 3, error: null });
+    t.ok(r.result!.finished_at <= freedAt, 'finished_at is when the job ended, not when there was space again');
   });
 
   t.test('malformed input', async t => {
