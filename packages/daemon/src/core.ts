@@ -78,11 +78,21 @@ export class Core {
     this.scheduleSoon();
   }
 
+  /**
+   * Cancel a job, or throw STORAGE: a client is told "cancellation requested"
+   * only when the cancellation is durable (pending job) or has reached the
+   * supervisor (running job), never when it was lost to a full disk.
+   */
   cancel(j: StoredJob): void {
     if (j.state === 'PENDING') {
-      this.complete(j.id, { state: 'CANCELLED', exit_code: 130, finished_at: this.now(), error: null });
+      const err = this.complete(j.id, { state: 'CANCELLED', exit_code: 130, finished_at: this.now(), error: null });
+      if (err) throw err;
     } else if (j.state === 'RUNNING') {
-      this.runner.cancel(j.id);
+      const err = this.runner.cancel(j.id);
+      if (err) {
+        const why = err.code === 'ENOSPC' || err.code === 'EDQUOT' ? 'disk is full; free space under XLURM_HOME and retry' : err.message;
+        throw new XlurmError('STORAGE', `cannot cancel job ${j.id}: cannot write its cancel marker: ${why}`);
+      }
     }
   }
 
@@ -146,10 +156,14 @@ export class Core {
     this.retryTimer.unref();
   }
 
-  /** A job reached a terminal state: persist, release devices, wake listeners, schedule. */
-  complete(id: number, o: Outcome): void {
+  /**
+   * A job reached a terminal state: persist, release devices, wake listeners,
+   * schedule. Returns the storage error when it could not be persisted (the
+   * job then stays as it was; a running one is collected again later).
+   */
+  complete(id: number, o: Outcome): XlurmError | undefined {
     const j = this.running.get(id) ?? this.pending.get(id);
-    if (!j) return;
+    if (!j) return undefined;
     try {
       this.store.finish(id, o);
     } catch (e) {
@@ -157,7 +171,7 @@ export class Core {
       // disk and is collected again once storage works.
       this.log(`job ${id}: cannot persist result: ${(e as Error).message}; will retry`);
       if (j.state === 'RUNNING') setTimeout(() => this.runner.adopt([id]), 1000).unref();
-      return;
+      return e instanceof XlurmError ? e : new XlurmError('STORAGE', `cannot write the job database: ${(e as Error).message}`);
     }
     this.running.delete(id);
     this.pending.delete(id);
@@ -168,6 +182,7 @@ export class Core {
     this.notify(j);
     this.listeners.delete(id);
     this.scheduleSoon();
+    return undefined;
   }
 
   listen(id: number, fn: JobListener): () => void {

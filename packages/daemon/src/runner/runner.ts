@@ -84,17 +84,27 @@ export class Runner {
     this.events.finished(id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: `cannot start process executor worker: ${e.message}` });
   }
 
-  /** Request cancellation of a running job: marker file, plus a signal when it is our child. */
-  cancel(id: number): void {
+  /**
+   * Request cancellation of a running job: marker file, plus a signal when it
+   * is our child. Returns why the request could not reach the supervisor
+   * (marker not written, e.g. disk full, and no child to signal), else undefined.
+   */
+  cancel(id: number): NodeJS.ErrnoException | undefined {
     const p = jobPaths(this.home, id);
+    let markerError: NodeJS.ErrnoException | undefined;
     try {
       writeFileAtomic(p.cancel, 'true\n');
     } catch (e) {
-      this.log(`job ${id}: cannot write cancel marker: ${(e as Error).message}`);
+      markerError = e as NodeJS.ErrnoException;
+      this.log(`job ${id}: cannot write cancel marker: ${markerError.message}`);
     }
     // Only our own unreaped child: its pid cannot have been reused.
     const child = this.children.get(id);
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGUSR1');
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGUSR1');
+      return undefined;
+    }
+    return markerError;
   }
 
   /** After a daemon restart: watch RUNNING jobs through their locks. */
