@@ -102,8 +102,11 @@ export class Store {
    * message: never a silent reset.
    */
   constructor(file: string) {
-    const existed = fs.existsSync(file);
-    let db: Database.Database;
+    // An existing file is identified and checked read-only first, so a
+    // foreign, newer or damaged file is refused before anything (journal
+    // mode, migrations) is written to it.
+    if (fs.existsSync(file)) Store.inspect(file);
+    let db: Database.Database | undefined;
     try {
       db = new Database(file, { fileMustExist: false });
       // WAL: readers never block the writer; synchronous=FULL: a committed
@@ -112,10 +115,9 @@ export class Store {
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
       db.pragma('busy_timeout = 5000');
-      this.migrate(db, existed);
-      const check = db.pragma('quick_check', { simple: true });
-      if (check !== 'ok') throw new Error(`integrity check failed: ${String(check)}`);
+      this.migrate(db);
     } catch (e) {
+      try { db?.close(); } catch { /* already unusable */ }
       if (e instanceof XlurmError) throw e;
       throw new XlurmError('STORAGE', `cannot open job database ${file}: ${(e as Error).message}; move it aside to start with an empty queue`);
     }
@@ -139,19 +141,40 @@ export class Store {
     };
   }
 
-  private migrate(db: Database.Database, existed: boolean): void {
+  /**
+   * Identify and check an existing database without writing to it: empty
+   * (fine, initialised later), an xlurm database this program can use, or
+   * a clear STORAGE error naming the file.
+   */
+  static inspect(file: string): void {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(file, { readonly: true, fileMustExist: true });
+      const version = db.pragma('user_version', { simple: true }) as number;
+      const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((r) => r.name);
+      if (version === 0 && tables.length === 0) return;
+      const app = tables.includes('meta')
+        ? (db.prepare(`SELECT value FROM meta WHERE key = 'application'`).get() as { value: string } | undefined)?.value : undefined;
+      if (app !== 'xlurm') throw new XlurmError('STORAGE', `job database ${file} is not an xlurm database; move it aside to start with an empty queue`);
+      if (version > SCHEMA_VERSION) {
+        throw new XlurmError('STORAGE', `job database ${file} has schema version ${version}, newer than this xlurm (${SCHEMA_VERSION}); install the newer xlurm`);
+      }
+      const check = String(db.pragma('quick_check', { simple: true }));
+      if (check !== 'ok') {
+        // One line: the first problem found, and how many more there are.
+        const problems = check.split('\n').filter((l) => l && !l.startsWith('*** '));
+        throw new Error(`integrity check failed: ${problems[0] ?? check}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`);
+      }
+    } catch (e) {
+      if (e instanceof XlurmError) throw e;
+      throw new XlurmError('STORAGE', `cannot open job database ${file}: ${(e as Error).message}; move it aside to start with an empty queue`);
+    } finally {
+      try { db?.close(); } catch { /* nothing to release */ }
+    }
+  }
+
+  private migrate(db: Database.Database): void {
     const version = db.pragma('user_version', { simple: true }) as number;
-    if (existed && version === 0) {
-      const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master`).get() as { n: number };
-      if (tables.n > 0) throw new XlurmError('STORAGE', 'job database is not an xlurm database; move it aside to start with an empty queue');
-    }
-    if (version > SCHEMA_VERSION) {
-      throw new XlurmError('STORAGE', `job database has schema version ${version}, newer than this xlurm (${SCHEMA_VERSION}); install the newer xlurm`);
-    }
-    if (version > 0) {
-      const app = db.prepare(`SELECT value FROM meta WHERE key = 'application'`).get() as { value: string } | undefined;
-      if (app?.value !== 'xlurm') throw new XlurmError('STORAGE', 'job database is not an xlurm database; move it aside to start with an empty queue');
-    }
     for (let v = version; v < SCHEMA_VERSION; v++) {
       db.transaction(() => {
         db.exec(MIGRATIONS[v]!);
