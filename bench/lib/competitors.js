@@ -44,7 +44,7 @@ class Slurm {
 
   get label() { return `Slurm ${this.version()}${this.epilog ? ' (Epilog)' : ''}`; }
 
-  version() { try { return out('sinfo', ['-V']).trim().replace(/^slurm\s*/, ''); } catch { return '?'; } }
+  version() { try { return out('sinfo', ['-V']).trim().replace(/^slurm(-wlm)?\s*/, ''); } catch { return '?'; } }
 
   /** @param {string[]} args */
   sbatch(args) {

@@ -62,6 +62,9 @@ async function timeDaemonPass(tpl, dir, free) {
   core.runner = { launch() { launched++; }, adopt() {}, cancel() {}, stop() {} };
   core.recover();
   if (core.pending.size !== N) throw new Error(`expected ${N} pending, got ${core.pending.size}`);
+  // A running daemon's WAL exists already: take the first commit on this copy outside the timing.
+  store.setStepdPid(N, null);
+  store.commit();
   const t0 = nowMs();
   core.pass();
   const ms = nowMs() - t0;
