@@ -50,19 +50,20 @@ export function tempHome(t: Tap, prefix = 'xl'): string {
 }
 
 /**
- * How to start node with `args` as `uid`. As another user, through
- * `env -u NODE_OPTIONS`: the test runner instruments every child through
- * NODE_OPTIONS, and that instrumentation loads from this checkout and writes
- * under its .tap/, neither of which another account may be able to do.
+ * How to start node with `args`: always through `env -u NODE_OPTIONS`. The
+ * test runner instruments every child through NODE_OPTIONS; that
+ * instrumentation triples a node start-up (coverage is off, so it buys
+ * nothing), loads from this checkout and writes under its .tap/, which
+ * another account may not be able to do.
  */
-export function nodeCommand(args: string[], uid?: number): [string, string[]] {
-  if (uid === undefined || uid === process.getuid?.()) return [process.execPath, args];
+export function nodeCommand(args: string[], _uid?: number): [string, string[]] {
   return ['/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, ...args]];
 }
 
 export function runProcess(cmd: string, args: string[], opts: SpawnOptions & { input?: string; timeout?: number } = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...opts, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Without the runner's NODE_OPTIONS, so node processes started by scripts stay uninstrumented too.
+    const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', cmd, ...args], { ...opts, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout!.on('data', (b: Buffer) => out.push(b));
@@ -85,7 +86,9 @@ export class Daemon {
   readonly env: Record<string, string>;
 
   constructor(readonly t: Tap, readonly home: string, readonly opts: DaemonOpts) {
-    this.env = baseEnv({ XLURM_HOME: home, ...(opts.env ?? {}) });
+    // A short device poll (daemon environment only) so device transitions are
+    // seen quickly; tests about the poll itself set their own interval.
+    this.env = baseEnv({ XLURM_HOME: home, XLURM_POLL_INTERVAL_MS: '250', ...(opts.env ?? {}) });
   }
 
   /** Clients run in the home's parent (world-traversable, exists before the daemon creates the home). */

@@ -9,7 +9,7 @@ import { XlurmError, initStateDir, resolveHome, statePaths } from '@xlurm/protoc
 import { flockExclusive, stepdPath } from '@xlurm/native';
 import { ConfigError, parseDaemonArgs, type DaemonConfig } from './config';
 import { Core } from './core';
-import { DeviceManager } from './devices/manager';
+import { DeviceManager, pollIntervalFrom } from './devices/manager';
 import { DiscoveryError, discover } from './devices/discovery';
 import { registerBackends } from './devices/register';
 import { logLine } from './log';
@@ -49,7 +49,7 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
     throw e;
   }
   let core!: Core;
-  const devices = new DeviceManager(backends, () => core?.scheduleSoon(), logLine);
+  const devices = new DeviceManager(backends, () => core?.scheduleSoon(), logLine, pollIntervalFrom(process.env));
   for (const id of cfg.excludeIds) {
     if (!devices.hasId(id)) { devices.stop(); fail(`unknown device ID in --exclude-device-ids: ${id}`); }
     devices.excluded.add(id);
@@ -59,6 +59,7 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   core = new Core(home, cfg, store, devices, euid, logLine);
   core.runner = new Runner(home, stepdPath(), euid === 0, {
     finished: (id, o) => core.complete(id, o),
+    deferred: (id, reason) => core.deferStart(id, reason),
     spawned: (id, pid) => { try { store.setStepdPid(id, pid); } catch { /* bookkeeping only */ } },
   }, logLine, () => core.now());
   core.recover();

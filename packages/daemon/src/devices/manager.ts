@@ -10,6 +10,17 @@ import type { Backend, ProbeResult } from './backend';
 
 export const POLL_INTERVAL_MS = 2000;
 
+/**
+ * The poll interval: 2 s, or `XLURM_POLL_INTERVAL_MS` (100–60000) from the
+ * daemon's own environment — tests use a short one so device transitions
+ * are seen quickly. A job's environment never reaches this.
+ */
+export function pollIntervalFrom(env: NodeJS.ProcessEnv): number {
+  const v = env.XLURM_POLL_INTERVAL_MS;
+  if (v === undefined || !/^\d+$/.test(v)) return POLL_INTERVAL_MS;
+  return Math.min(60000, Math.max(100, Number(v)));
+}
+
 export class DeviceManager {
   readonly inventory: Device[];
   private readonly status = new Map<string, ProbeResult>();
@@ -31,6 +42,7 @@ export class DeviceManager {
     private readonly backends: Backend[],
     private readonly onChange: () => void,
     private readonly log: (msg: string) => void,
+    private readonly pollMs: number = POLL_INTERVAL_MS,
   ) {
     this.inventory = backends.flatMap((b) => b.devices.slice());
   }
@@ -76,7 +88,7 @@ export class DeviceManager {
   async start(): Promise<void> {
     await Promise.all(this.backends.map((b) => this.probeBackend(b)));
     if (this.backends.length) {
-      this.timer = setInterval(() => { for (const b of this.backends) void this.probeBackend(b); }, POLL_INTERVAL_MS);
+      this.timer = setInterval(() => { for (const b of this.backends) void this.probeBackend(b); }, this.pollMs);
       this.timer.unref();
     }
   }
