@@ -71,7 +71,7 @@ async function run(ctx) {
   try {
     for (const l of levels) daemons.push(await seededDaemon(fake, l.history, l.pending));
     // submit round trip: interleaved, one sequential submit per daemon in turn
-    const n = ctx.quick ? 200 : 1000;
+    const n = ctx.quick ? 200 : 500;
     const body = submission(['true'], { name: 'bench', count: 1 });
     const perRep = levels.map(() => /** @type {number[]} */ ([]));
     for (let r = 0; r < ctx.reps; r++) {
@@ -88,7 +88,7 @@ async function run(ctx) {
       lat.forEach((l, k) => perRep[k].push(median(l)));
     }
     const submit = perRep.map(over);
-    const calls = ctx.quick ? 6 : 15;
+    const calls = ctx.quick ? 6 : 10;
     ctx.log('scale: xqueue');
     const q = compare(daemons.map((d, k) => ({ label: levels[k].label, argv: d.cli('xqueue', []), env: d.env, cwd: d.cwd })), { calls, reps: ctx.reps });
     ctx.log('scale: xqueue --all');
