@@ -58,8 +58,8 @@ async function release(d, blocker) {
 
 /** @param {import('../run').Ctx} ctx */
 async function run(ctx) {
-  const sequential = ctx.quick ? 500 : 2000;
-  const burst = ctx.quick ? 2000 : 10000;
+  const sequential = ctx.quick ? 500 : 1000;
+  const burst = ctx.quick ? 2000 : 5000;
   const p50 = []; const p99 = []; const rate = []; const sync = [];
   for (let r = 0; r < ctx.reps; r++) {
     ctx.log(`submit round trip, rep ${r + 1}`);
