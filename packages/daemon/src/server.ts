@@ -4,12 +4,13 @@
  * slow or silent clients cannot pin resources, and every failure is answered
  * with a coded error or a closed connection, never a crash.
  */
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import type { OpName } from '@xlurm/protocol';
 import {
   FrameDecoder, FrameSyntax, FrameTooLarge, MAX_REQUEST_BYTES, MAX_REQUEST_DEPTH, PROTOCOL_VERSION, XlurmError, encodeFrame,
 } from '@xlurm/protocol';
-import { peerCred } from '@xlurm/native';
+import { getNofileLimit, peerCred } from '@xlurm/native';
 import type { Caller, Core } from './core';
 import { handlers } from './handlers';
 import type { Ctx, Handler, StreamOut } from './handlers/types';
@@ -21,18 +22,56 @@ const READ_DEADLINE_MS = 5000;
 const WRITE_DEADLINE_MS = 10000;
 /** Beyond this many open connections new ones are refused with BUSY. */
 export const MAX_CONNECTIONS = 4096;
+/** Descriptors kept free beyond those open at start, for the daemon's own work. */
+const FD_HEADROOM = 16;
+
+/**
+ * How many connections RLIMIT_NOFILE allows: each may hold two descriptors
+ * (its socket and, when it streams a log, the log file), and the daemon keeps
+ * what it had open at start plus room to start (lock, log, spec pipe) and
+ * collect jobs. Beyond it clients get BUSY instead of a descriptor-starved
+ * daemon that can neither answer them nor start jobs.
+ */
+export function connectionBudget(nofile: number, openAtStart: number, maxRunning: number): number {
+  const reserve = openAtStart + FD_HEADROOM + 2 * Math.min(maxRunning, 64);
+  return Math.max(1, Math.min(MAX_CONNECTIONS, Math.floor((nofile - reserve) / 2)));
+}
 
 export class Server {
   private readonly server: net.Server;
   private readonly conns = new Set<net.Socket>();
   private shutdownRequested = false;
+  private openAtStart = 0;
+  private acceptErrors = 0;
+  private acceptErrorLogged = 0;
 
   constructor(private readonly core: Core, private readonly onShutdown: () => void) {
     this.server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.accept(s));
-    this.server.on('error', (e) => core.log(`server error: ${e.message}`));
+    this.server.on('error', (e) => this.serverError(e));
+  }
+
+  /**
+   * accept(2) failures (EMFILE: libuv then closes the connection it could not
+   * take) are logged at most every 10 s, with a count, not once per client.
+   */
+  private serverError(e: Error): void {
+    this.acceptErrors++;
+    const now = Date.now();
+    if (now - this.acceptErrorLogged < 10_000) return;
+    this.acceptErrorLogged = now;
+    this.core.log(`server error: ${e.message}${this.acceptErrors > 1 ? ` (${this.acceptErrors} since the last report)` : ''}`);
+    this.acceptErrors = 0;
+  }
+
+  /** Current connection limit (RLIMIT_NOFILE is read each time: an administrator may change it with prlimit). */
+  private maxConnections(): number {
+    let nofile = Number.MAX_SAFE_INTEGER;
+    try { nofile = getNofileLimit()[0]; } catch { /* keep the fixed cap */ }
+    return connectionBudget(nofile, this.openAtStart, this.core.cfg.maxRunning);
   }
 
   listen(path: string): Promise<void> {
+    try { this.openAtStart = fs.readdirSync('/proc/self/fd').length; } catch { this.openAtStart = 64; }
     return new Promise((resolve, reject) => {
       const onError = (e: Error) => reject(e);
       this.server.once('error', onError);
@@ -49,7 +88,7 @@ export class Server {
     this.conns.add(sock);
     sock.on('close', () => this.conns.delete(sock));
     sock.on('error', () => undefined);
-    if (this.conns.size > MAX_CONNECTIONS) {
+    if (this.conns.size > this.maxConnections()) {
       this.replyError(sock, new XlurmError('BUSY', 'the scheduler is at its connection limit; retry shortly'));
       return;
     }
