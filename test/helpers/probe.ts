@@ -11,6 +11,18 @@ export function fdCount(pid: number): number {
   return fs.readdirSync(`/proc/${pid}/fd`).length;
 }
 
+/**
+ * The lowest `n` descriptor numbers a process has free. RLIMIT_NOFILE bounds
+ * descriptor numbers, so a limit equal to the first one leaves it no
+ * descriptor at all, and a limit equal to the second leaves exactly one.
+ */
+export function freeFdNumbers(pid: number, n: number): number[] {
+  const open = new Set(fs.readdirSync(`/proc/${pid}/fd`).map(Number));
+  const out: number[] = [];
+  for (let fd = 0; out.length < n; fd++) if (!open.has(fd)) out.push(fd);
+  return out;
+}
+
 /** Resident set size of a process in KiB (/proc/<pid>/status VmRSS). */
 export function rssKiB(pid: number): number {
   const m = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -59,10 +59,12 @@ export class Runner {
       const child = spawn(this.stepd, [], {
         stdio: ['pipe', logFd, logFd, lockFd], detached: true, env: {}, cwd: '/',
       });
+      // First, before anything can throw: a failed spawn(2) (EMFILE, ENOENT)
+      // is reported by an 'error' event, which must never go unhandled.
+      child.on('error', (e) => this.spawnFailed(job.id, e));
+      if (child.pid === undefined) return; // 'error' follows; there is no stdin
       child.stdin!.on('error', () => { /* supervisor died before reading: its exit tells */ });
       child.stdin!.end(spec);
-      child.on('error', (e) => this.spawnFailed(job.id, e));
-      if (child.pid === undefined) return; // 'error' follows
       this.children.set(job.id, child);
       child.once('exit', () => {
         this.children.delete(job.id);
