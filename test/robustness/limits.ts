@@ -11,9 +11,12 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { supervisorOf } from '../helpers/chaos';
 import { startDaemon } from '../helpers/daemon';
-import { fdCount, stopSupervisorsOf } from '../helpers/probe';
+import { LatencyProbe, exchange, fdCount, freeFdNumbers, stopSupervisorsOf } from '../helpers/probe';
 import { waitFor } from '../helpers/wait';
+
+const MiB = 1024 * 1024;
 
 function workDir(t: Tap.Test): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-limits-'));
@@ -71,4 +74,45 @@ t.test('descriptor exhaustion: refused gracefully, recovered when connections cl
   t.equal(jb.state, 'COMPLETED', `job B ran (${jb.result?.error ?? ''})`);
   const c = await d.batch('true', ['-g', '0']);
   t.equal((await d.waitState(c, 'COMPLETED')).state, 'COMPLETED', 'new jobs run after recovery');
+});
+
+t.test('no descriptor left at all: a job that ends is collected later, one that cannot start waits', async (t) => {
+  const d = await startDaemon(t, { maxRunning: 1 });
+  t.teardown(() => stopSupervisorsOf(d.home));
+  const pid = d.proc!.pid!;
+  const dir = workDir(t);
+  const limit = (n: number) => execFileSync('prlimit', ['--pid', String(pid), `--nofile=${n}:`]); // soft only: raising the hard limit needs CAP_SYS_RESOURCE
+  const release = path.join(dir, 'release');
+  const a = await d.batch(`while [ ! -e ${release} ]; do sleep 0.05; done; exit 3`, ['-g', '0']);
+  await d.waitState(a, 'RUNNING');
+  const bRan = path.join(dir, 'b');
+  const b = await d.batch(`echo > ${bRan}`, ['-g', '0']);
+  // Once our last connection is closed: a limit at the lowest free number leaves none.
+  const [none, , two] = await waitFor(async () => {
+    const n = fdCount(pid);
+    await new Promise((r) => setTimeout(r, 100));
+    return fdCount(pid) === n ? freeFdNumbers(pid, 3) : undefined;
+  }, { what: 'a steady descriptor count' });
+  limit(none!);
+  t.comment(`RLIMIT_NOFILE ${none}: no free descriptor`);
+
+  // A ends, but its lock cannot even be opened to collect it.
+  const supervisor = supervisorOf(d.home, a)!;
+  fs.writeFileSync(release, '');
+  await waitFor(() => supervisorOf(d.home, a) !== supervisor, { what: 'job A\'s supervisor to exit' });
+  await waitFor(() => d.output.includes(`job ${a}: cannot collect the result yet:`), { what: 'the daemon trying to collect job A' });
+
+  // Two descriptors: A is collected (lock and result), B is committed as
+  // started, but its supervisor cannot be spawned (no descriptor for the pipes).
+  limit(two!);
+  await waitFor(() => d.output.includes(`job ${b}: cannot start its supervisor yet`), { timeout: 10000, what: 'job B put back in the queue' })
+    .catch((e) => t.fail(`${String(e)}\n${d.output.slice(-3000)}`));
+  t.notOk(fs.existsSync(bRan), 'job B did not run');
+
+  limit(1024);
+  const ja = await d.waitState(a, ['FAILED', 'COMPLETED', 'RUNNING'], 10000);
+  t.match(ja.result, { state: 'FAILED', exit_code: 3, error: null }, 'job A was collected with its own outcome');
+  const jb = await d.waitState(b, ['COMPLETED', 'FAILED'], 10000);
+  t.equal(jb.state, 'COMPLETED', `job B started once descriptors were free (${jb.result?.error ?? 'no error'})`);
+  t.ok(fs.existsSync(bRan));
 });

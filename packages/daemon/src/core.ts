@@ -157,6 +157,34 @@ export class Core {
   }
 
   /**
+   * A committed start whose supervisor could not be spawned for a passing
+   * reason (nothing ran): back to PENDING in submission order, tried again
+   * shortly. If even that cannot be written, the job fails as before.
+   */
+  deferStart(id: number, reason: string): void {
+    const j = this.running.get(id);
+    if (!j) return;
+    try {
+      this.store.unstart(id);
+    } catch {
+      this.complete(id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: `cannot start process executor worker: ${reason}` });
+      return;
+    }
+    this.running.delete(id);
+    this.devices.release(j.devices);
+    j.state = 'PENDING';
+    j.devices = [];
+    j.started_at = null;
+    j.stepdPid = null;
+    const queued = [j, ...this.pending.values()].sort((x, y) => x.id - y.id);
+    this.pending.clear();
+    for (const q of queued) this.pending.set(q.id, q);
+    this.log(`job ${id}: cannot start its supervisor yet (${reason}); back in the queue`);
+    this.notify(j);
+    this.retryLater();
+  }
+
+  /**
    * A job reached a terminal state: persist, release devices, wake listeners,
    * schedule. Returns the storage error when it could not be persisted (the
    * job then stays as it was; a running one is collected again later).

@@ -21,12 +21,23 @@ const ADOPTED_POLL_MS = 100;
 export interface RunnerEvents {
   /** The supervisor is gone and its outcome is known. */
   finished(id: number, outcome: Outcome): void;
+  /**
+   * The supervisor could not be started for a passing reason (no free
+   * descriptors or memory) and nothing ran: the job can wait and start later.
+   */
+  deferred(id: number, reason: string): void;
   /** The supervisor started (pid known). */
   spawned(id: number, pid: number): void;
 }
 
+/** Errors that say "not now" (descriptors, processes, memory), not "never". */
+const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
+const transient = (e: unknown) => TRANSIENT.has((e as NodeJS.ErrnoException)?.code ?? '');
+
 export class Runner {
   private readonly children = new Map<number, ChildProcess>();
+  /** Jobs whose lock or result could not be opened (logged once until they can). */
+  private readonly lockTrouble = new Set<number>();
   private readonly adopted = new Set<number>();
   private adoptTimer: NodeJS.Timeout | undefined;
 
@@ -68,10 +79,13 @@ export class Runner {
       this.children.set(job.id, child);
       child.once('exit', () => {
         this.children.delete(job.id);
-        this.collect(job.id);
+        // The lock may not open right now (no free descriptor): keep watching.
+        if (!this.collect(job.id)) this.adopt([job.id]);
       });
       this.events.spawned(job.id, child.pid);
     } catch (e) {
+      // Nothing was spawned: a passing shortage only delays the job.
+      if (transient(e)) { this.events.deferred(job.id, (e as Error).message); return; }
       const msg = (e as Error).message === 'worker already running' ? 'worker already running'
         : `cannot start process executor worker: ${(e as Error).message}`;
       this.events.finished(job.id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: msg });
@@ -83,6 +97,8 @@ export class Runner {
 
   private spawnFailed(id: number, e: Error): void {
     if (this.children.has(id)) return; // an error after a successful spawn (e.g. kill failure)
+    // spawn(2) never happened (no pid): a passing shortage only delays the job.
+    if (transient(e)) { this.events.deferred(id, e.message); return; }
     this.events.finished(id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: `cannot start process executor worker: ${e.message}` });
   }
 
@@ -131,28 +147,33 @@ export class Runner {
    */
   private collect(id: number): boolean {
     const p = jobPaths(this.home, id);
-    let fd: number;
+    let fd = -1;
     try {
       fd = fs.openSync(p.lock, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
-    } catch (e) {
-      this.log(`job ${id}: cannot open lock: ${(e as Error).message}`);
-      return false;
-    }
-    try {
       if (!flockExclusive(fd)) return false;
-      this.events.finished(id, this.readResult(p.result));
+      // Read before reporting: a result that cannot be read right now (no
+      // free descriptor) is read later, never taken for a missing one.
+      const outcome = this.readResult(p.result);
+      this.lockTrouble.delete(id);
+      this.events.finished(id, outcome);
       flockUnlock(fd);
       return true;
+    } catch (e) {
+      if (!this.lockTrouble.has(id)) this.log(`job ${id}: cannot collect the result yet: ${(e as Error).message}; will retry`);
+      this.lockTrouble.add(id);
+      return false;
     } finally {
-      fs.closeSync(fd);
+      if (fd >= 0) fs.closeSync(fd);
     }
   }
 
+  /** The supervisor's outcome; VANISHED when it left none. Throws when the file exists but cannot be read now. */
   private readResult(file: string): Outcome {
     let text: string;
     try {
       text = fs.readFileSync(file, 'utf8');
-    } catch {
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       return { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: VANISHED };
     }
     try {

@@ -129,6 +129,7 @@ export class Store {
       active: db.prepare(`SELECT * FROM jobs WHERE state IN ('PENDING', 'RUNNING') ORDER BY id`),
       start: db.prepare(`UPDATE jobs SET state = 'RUNNING', devices = ?, started_at = ? WHERE id = ? AND state = 'PENDING'`),
       setPid: db.prepare('UPDATE jobs SET stepd_pid = ? WHERE id = ?'),
+      unstart: db.prepare(`UPDATE jobs SET state = 'PENDING', devices = '[]', started_at = NULL, stepd_pid = NULL WHERE id = ? AND state = 'RUNNING'`),
       finish: db.prepare(`UPDATE jobs SET state = ?, exit_code = ?, finished_at = ?, error = ?, stepd_pid = NULL
                           WHERE id = ? AND state IN ('PENDING', 'RUNNING')`),
       recent: db.prepare('SELECT * FROM jobs ORDER BY id DESC LIMIT ?'),
@@ -284,6 +285,14 @@ export class Store {
       const r = this.write(() => this.stmts.start.run(JSON.stringify(devices), now, id));
       if (r.changes !== 1) throw new Error(`job ${id} is not pending`);
     } catch (e) { throw storageError(e); }
+  }
+
+  /** RUNNING → PENDING, committed now: the supervisor could not be started and nothing ran. */
+  unstart(id: number): void {
+    try {
+      this.write(() => this.stmts.unstart.run(id));
+    } catch (e) { throw storageError(e); }
+    this.commit();
   }
 
   /** Bookkeeping only: committed with the next batch. */
