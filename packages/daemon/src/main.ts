@@ -60,7 +60,6 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   core.runner = new Runner(home, stepdPath(), euid === 0, {
     finished: (id, o) => core.complete(id, o),
     deferred: (id, reason) => core.deferStart(id, reason),
-    deferred: (id, reason) => core.deferStart(id, reason),
     spawned: (id, pid) => { try { store.setStepdPid(id, pid); } catch { /* bookkeeping only */ } },
   }, logLine, () => core.now());
   core.recover();
