@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import { supervisorOf } from '../helpers/chaos';
 import { startDaemon } from '../helpers/daemon';
 import { LatencyProbe, exchange, fdCount, freeFdNumbers, stopSupervisorsOf } from '../helpers/probe';
@@ -115,4 +116,65 @@ t.test('no descriptor left at all: a job that ends is collected later, one that 
   const jb = await d.waitState(b, ['COMPLETED', 'FAILED'], 10000);
   t.equal(jb.state, 'COMPLETED', `job B started once descriptors were free (${jb.result?.error ?? 'no error'})`);
   t.ok(fs.existsSync(bRan));
+});
+
+t.test('a job printing 300 MB slows neither the daemon nor its clients; the log is complete', async (t) => {
+  const d = await startDaemon(t, { maxRunning: 2 });
+  t.teardown(() => stopSupervisorsOf(d.home));
+  const idle = new LatencyProbe(d.socket, 20);
+  await new Promise((r) => setTimeout(r, 1000)); // measurement window
+  const before = await idle.stop();
+
+  // xrun follows it live: all 300 MB go through the daemon to a client (this test discards them).
+  const probe = new LatencyProbe(d.socket, 20);
+  const t0 = Date.now();
+  const xrun = d.spawnCli('xrun', ['-g', '0', 'head', '-c', '300M', '/dev/zero']);
+  (xrun.stdout as NodeJS.ReadableStream).on('data', () => undefined);
+  const code = await new Promise<number | null>((resolve) => xrun.on('exit', (c) => resolve(c)));
+  const seconds = (Date.now() - t0) / 1000;
+  const during = await probe.stop();
+  t.equal(code, 0, 'xrun exits with the job\'s code');
+  t.comment(`300 MB job followed by xrun in ${seconds.toFixed(1)} s; status latency before: max ${before.max.toFixed(1)} ms, p50 ${before.p50.toFixed(1)} ms; during: max ${during.max.toFixed(1)} ms, p99 ${during.p99.toFixed(1)} ms, p50 ${during.p50.toFixed(1)} ms over ${during.n} requests`);
+  t.equal(during.failures, 0, 'every status request was answered');
+  t.ok(during.n > 0 && during.max < 5000, 'answered within 5 s');
+  const jobs = await d.jobs();
+  const id = jobs[jobs.length - 1]!.id as number;
+  t.equal(fs.statSync(path.join(d.jobsDir, `${id}.log`)).size, 300 * MiB, 'the log holds every byte');
+  t.equal((await d.job(id)).state, 'COMPLETED');
+});
+
+t.test('a clock set back: no job ends before it starts or starts before it was submitted', async (t) => {
+  const d = await startDaemon(t, { maxRunning: 1 });
+  t.teardown(() => stopSupervisorsOf(d.home));
+  const r = await d.batch('sleep 300', ['-g', '0']);
+  const jr = await d.waitState(r, 'RUNNING');
+  const p = await d.batch('true', ['-g', '0']);
+  await d.kill('SIGKILL');
+
+  // R's supervisor "ended it an hour before it started" (its clock was set
+  // back meanwhile); P was "submitted an hour from now" (the clock was set
+  // back after it was queued).
+  const sup = supervisorOf(d.home, r)!;
+  process.kill(sup, 'SIGKILL');
+  await waitFor(() => supervisorOf(d.home, r) === undefined, { what: 'supervisor gone' });
+  fs.writeFileSync(path.join(d.jobsDir, `${r}.result`),
+    JSON.stringify({ state: 'COMPLETED', exit_code: 0, finished_at: jr.started_at - 3600, error: null }) + '\n');
+  const future = Math.floor(Date.now() / 1000) + 3600;
+  const db = new Database(path.join(d.home, 'xlurm.db'));
+  db.prepare('UPDATE jobs SET submitted_at = ? WHERE id = ?').run(future, p);
+  db.close();
+
+  await d.start();
+  const jr2 = await d.waitState(r, 'COMPLETED');
+  t.equal(jr2.result.finished_at, jr2.started_at, 'R: finished_at is not before started_at');
+  const jp = await d.waitState(p, 'COMPLETED');
+  t.equal(jp.submitted_at, future);
+  t.ok(jp.started_at >= jp.submitted_at, `P: started_at ${jp.started_at} is not before submitted_at ${jp.submitted_at}`);
+  t.ok(jp.result.finished_at >= jp.started_at, 'P: finished_at is not before started_at');
+
+  const detail = await d.run('xqueue', [String(r)]);
+  t.match(detail.stdout, /\nRun time: 00:00:00\n/);
+  const table = await d.run('xqueue', ['--all']);
+  t.notMatch(table.stdout, /(^| )-\d/m, 'no negative duration in the table');
+  t.match(table.stdout, new RegExp(`\\n${p} +\\S+ +COMPLETED +- +\\S+ \\S+ +00:00:00 +00:00:00 +bash\\n`), 'P: wait and run are 0, not negative');
 });

@@ -118,10 +118,12 @@ export class Core {
     });
     if (decisions.length === 0) return;
     const now = this.now();
+    // A clock set back since a job was submitted must not start it before it was submitted.
+    const startedAt = (id: number) => Math.max(now, this.pending.get(id)!.submitted_at);
     try {
       // Durable before spawn, all starts of this pass in one commit: a crash
       // after it fails these jobs, never reruns them.
-      for (const d of decisions) this.store.markRunning(d.id, d.devices, now);
+      for (const d of decisions) this.store.markRunning(d.id, d.devices, startedAt(d.id));
       this.store.commit();
     } catch (e) {
       this.store.rollback(); // no half-started pass: every job stays PENDING
@@ -131,10 +133,10 @@ export class Core {
     }
     for (const d of decisions) {
       const j = this.pending.get(d.id)!;
+      j.started_at = startedAt(j.id);
       this.pending.delete(j.id);
       j.state = 'RUNNING';
       j.devices = d.devices;
-      j.started_at = now;
       this.running.set(j.id, j);
       this.devices.allocate(j.id, d.devices);
       this.runner.launch(j);
@@ -189,9 +191,13 @@ export class Core {
    * schedule. Returns the storage error when it could not be persisted (the
    * job then stays as it was; a running one is collected again later).
    */
-  complete(id: number, o: Outcome): XlurmError | undefined {
+  complete(id: number, outcome: Outcome): XlurmError | undefined {
     const j = this.running.get(id) ?? this.pending.get(id);
     if (!j) return undefined;
+    // The supervisor stamps finished_at with its own clock: if the clock was
+    // set back while the job ran, it must still not end before it started.
+    const floor = j.started_at ?? j.submitted_at;
+    const o = outcome.finished_at < floor ? { ...outcome, finished_at: floor } : outcome;
     try {
       this.store.finish(id, o);
     } catch (e) {
