@@ -332,6 +332,24 @@ if (!built) {
     t.match(gone.result, { state: 'FAILED', exit_code: 1, error: "job owner's account changed since submission" });
   });
 
+  t.test('as root: the account is resolved in the job\'s child, so no NSS module maps into the supervisor', { skip: !isRoot && 'needs root' }, async t => {
+    const nobody = accountByUid(65534);
+    if (!nobody) return t.skip('no account with uid 65534');
+    let maps = '';
+    const r = await runJob(t, {
+      argv: ['sh', '-c', 'echo started; exec sleep 1000'],
+      switchUser: true, uid: 65534, gid: 65534, owner: nobody.name, cwd: '/',
+      during: async ({ child, dir }) => {
+        await waitFor(() => fs.readFileSync(path.join(dir, '7.log'), 'utf8').includes('started'), 'job start');
+        maps = fs.readFileSync(`/proc/${child.pid}/maps`, 'utf8');
+        child.kill('SIGUSR1');
+      },
+    });
+    t.match(r.result, { state: 'CANCELLED' });
+    t.match(maps, /libc\.so/, 'the maps were read');
+    t.notMatch(maps, /libnss_/, 'no NSS module in the supervisor (the child looked the account up)');
+  });
+
   t.test('as root: runs as the owner with groups, saved ids and no_new_privs', { skip: !isRoot && 'needs root' }, async t => {
     const nobody = accountByUid(65534);
     if (!nobody) return t.skip('no account with uid 65534');
