@@ -7,7 +7,13 @@
  * workload for longer.
  */
 import t from 'tap';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import { runChaos } from '../helpers/chaos';
+import { startDaemon } from '../helpers/daemon';
+import { stopSupervisorsOf } from '../helpers/probe';
 
 const SEED = Number(process.env.XLURM_CHAOS_SEED ?? 7);
 
@@ -31,4 +37,29 @@ t.test('jobs survive daemon and supervisor SIGKILLs: nothing lost, nothing run t
   t.ok(report.accepted >= 100, `${report.accepted} jobs accepted`);
   t.ok((report.states.COMPLETED ?? 0) > 0 && (report.states.TIMED_OUT ?? 0) > 0 && (report.states.CANCELLED ?? 0) > 0,
     'the mix reached COMPLETED, TIMED_OUT and CANCELLED');
+});
+
+t.test('a start committed but never spawned (daemon gone in between) is run after a restart, once', async (t) => {
+  const d = await startDaemon(t, { maxRunning: 1 });
+  t.teardown(() => stopSupervisorsOf(d.home));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-unspawned-'));
+  fs.chmodSync(dir, 0o755);
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const blocker = await d.batch('sleep 300', ['-g', '0']);
+  await d.waitState(blocker, 'RUNNING');
+  const marker = path.join(dir, 'ran');
+  const p = await d.batch(`echo "$XLURM_JOB_ID" >> ${marker}`, ['-g', '0']);
+  await d.kill('SIGKILL');
+  // What a daemon killed right after committing the start leaves: RUNNING, no lock file, no supervisor.
+  const db = new Database(path.join(d.home, 'xlurm.db'));
+  db.prepare(`UPDATE jobs SET state = 'RUNNING', started_at = submitted_at WHERE id = ?`).run(p);
+  db.close();
+  t.notOk(fs.existsSync(path.join(d.jobsDir, `${p}.lock`)));
+
+  await d.start();
+  t.equal((await d.job(p)).state, 'PENDING', 'back in the queue (the blocker holds the only slot)');
+  await d.request('cancel', { id: blocker });
+  const j = await d.waitState(p, ['COMPLETED', 'FAILED']);
+  t.equal(j.state, 'COMPLETED', `it ran (${j.result?.error ?? 'no error'})`);
+  t.equal(fs.readFileSync(marker, 'utf8'), `${p}\n`, 'exactly once');
 });

@@ -125,9 +125,18 @@ export class Runner {
     return markerError;
   }
 
-  /** After a daemon restart: watch RUNNING jobs through their locks. */
+  /**
+   * After a daemon restart: watch RUNNING jobs through their locks. A job
+   * with no lock file at all was committed as RUNNING but never reached
+   * spawn (launch creates the lock file just before spawning): nothing ran,
+   * so it goes back to the queue instead of failing.
+   */
   adopt(ids: number[]): void {
     for (const id of ids) {
+      if (!fs.existsSync(jobPaths(this.home, id).lock)) {
+        this.events.deferred(id, 'the previous daemon stopped before spawning its supervisor');
+        continue;
+      }
       if (!this.collect(id)) this.adopted.add(id);
     }
     if (this.adopted.size && !this.adoptTimer) {
