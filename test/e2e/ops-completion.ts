@@ -105,7 +105,8 @@ t.test('bash: subcommands, options and option values', async (t) => {
   t.same(sorted(complete(['xbatch', '--device', 'm'])), ['metax', 'mthreads', 'mtt', 'mx']);
   t.same(complete(['xbatch', '-g', '0', '--wr']), ['--wrap']);
   t.same(sorted(complete(['xqueue', '--'])), ['--all', '--cancel', '--help', '--json', '--log', '--version']);
-  t.same(complete(['xrun', '-g', '0', 'xqueu']), ['xqueue'], "xrun's COMMAND is a command name");
+  // compgen -c lists a command once per PATH directory holding it
+  t.same([...new Set(complete(['xrun', '-g', '0', 'xqueu']))], ['xqueue'], "xrun's COMMAND is a command name");
   t.same(complete(['xrun', '-g', '0', 'python', '--ti']), [], "after xrun's COMMAND its words are its own, not xrun's options");
   t.same(complete(['xrun', '-g', '']), [], 'a free-form value offers nothing');
 });
