@@ -316,7 +316,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         if (r.error === VANISHED) {
           if (r.exit_code !== 1) bad(where);
           if (victim ? (started !== 1 || ended.length !== 0) : (started !== 0 || ended.length !== 0)) bad(`${where}: a job that ran (or finished) reported as vanished`);
-          if (!victim) vanishedWithoutStart++;
+          if (!victim) {
+            vanishedWithoutStart++;
+            let logText = '';
+            try { logText = fs.readFileSync(path.join(home, 'jobs', `${j.id}.log`), 'utf8').slice(0, 200); } catch { logText = '(no log)'; }
+            log(`chaos: ${where}; started_at ${j.started_at}; its log: ${JSON.stringify(logText)}; lock file ${fs.existsSync(path.join(home, 'jobs', `${j.id}.lock`)) ? 'exists' : 'missing'}`);
+          }
         } else if (r.error !== null) {
           if (started !== 0) bad(`${where}: failed with an executor error after its payload started`);
         } else if (ended.length !== 1 || ended[0]!.code !== r.exit_code || started !== 1) bad(`${where}: exit code differs from what the job recorded`);

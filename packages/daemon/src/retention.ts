@@ -33,7 +33,8 @@ export function cleanupHistory(core: Core): number {
     } catch { tmpFiles = []; }
     for (const id of ids) {
       const p = jobPaths(core.home, id);
-      for (const f of [p.log, p.lock, p.result, p.cancel, path.join(jobsDir, `${id}.json`)]) unlinkIfPresent(f);
+      // .spec: left only when a daemon died between writing a start's spec and unlinking it.
+      for (const f of [p.log, p.lock, p.result, p.cancel, path.join(jobsDir, `${id}.json`), path.join(jobsDir, `${id}.spec`)]) unlinkIfPresent(f);
     }
     for (const f of tmpFiles) unlinkIfPresent(path.join(jobsDir, f));
     core.store.removeJobs(ids);

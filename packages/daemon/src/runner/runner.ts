@@ -53,29 +53,38 @@ export class Runner {
   /** Spawn the supervisor of a job already committed as RUNNING. */
   launch(job: StoredJob): void {
     const p = jobPaths(this.home, job.id);
+    const specFile = p.lock.replace(/\.lock$/, '.spec');
+    let specFd = -1;
     let lockFd = -1;
     let logFd = -1;
     try {
-      lockFd = fs.openSync(p.lock, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
-      if (!flockExclusive(lockFd)) throw new Error('worker already running');
-      logFd = fs.openSync(p.log, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
-      const spec = encodeStepdSpec({
+      // The spec is complete before the supervisor exists: it reads it from
+      // an unlinked file on its stdin, so a daemon that dies right after
+      // spawn(2) leaves a supervisor that still runs its job (a pipe written
+      // after the spawn would leave it an empty spec). Mode 0600 in the
+      // 0700 jobs/ directory, and unlinked before the spawn.
+      fs.writeFileSync(specFile, encodeStepdSpec({
         jobId: job.id, resultPath: p.result, cancelPath: p.cancel, uid: job.owner.uid, gid: job.owner.gid,
         ownerName: job.owner.name, switchUser: this.switchUser, cwd: job.spec.cwd,
         timeLimit: job.spec.time_limit ?? 0, argv: jobArgv(job), env: jobEnv(job),
-      });
+      }), { mode: 0o600 });
+      specFd = fs.openSync(specFile, 'r');
+      fs.unlinkSync(specFile);
+      logFd = fs.openSync(p.log, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
+      // The lock file last: one that does not exist means this point was
+      // never reached, so the job never ran (see adopt).
+      lockFd = fs.openSync(p.lock, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+      if (!flockExclusive(lockFd)) throw new Error('worker already running');
       // fd 3 is the lock: the child's dup shares our open file description,
       // so the flock stays held after we close our copy below. detached:
       // setsid(2), so the supervisor survives the daemon and its signals.
       const child = spawn(this.stepd, [], {
-        stdio: ['pipe', logFd, logFd, lockFd], detached: true, env: {}, cwd: '/',
+        stdio: [specFd, logFd, logFd, lockFd], detached: true, env: {}, cwd: '/',
       });
       // First, before anything can throw: a failed spawn(2) (EMFILE, ENOENT)
       // is reported by an 'error' event, which must never go unhandled.
       child.on('error', (e) => this.spawnFailed(job.id, e));
-      if (child.pid === undefined) return; // 'error' follows; there is no stdin
-      child.stdin!.on('error', () => { /* supervisor died before reading: its exit tells */ });
-      child.stdin!.end(spec);
+      if (child.pid === undefined) return; // 'error' follows
       this.children.set(job.id, child);
       child.once('exit', () => {
         this.children.delete(job.id);
@@ -90,6 +99,8 @@ export class Runner {
         : `cannot start process executor worker: ${(e as Error).message}`;
       this.events.finished(job.id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: msg });
     } finally {
+      if (specFd < 0) { try { fs.unlinkSync(specFile); } catch { /* not written */ } }
+      if (specFd >= 0) fs.closeSync(specFd);
       if (logFd >= 0) fs.closeSync(logFd);
       if (lockFd >= 0) fs.closeSync(lockFd);
     }
