@@ -62,6 +62,12 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
     deferred: (id, reason) => core.deferStart(id, reason),
     spawned: (id, pid) => { try { store.setStepdPid(id, pid); } catch { /* bookkeeping only */ } },
   }, logLine, () => core.now());
+  // A missing lock file proves "never spawned" only within one boot: after a
+  // power loss the file's (unsynced) directory entry may be gone although the
+  // supervisor ran. So only a restart in the same boot requeues such a job.
+  let bootId = '';
+  try { bootId = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(); } catch { bootId = ''; }
+  core.runner.trustMissingLock = bootId !== '' && store.swapBootId(bootId) === bootId;
   core.recover();
   await devices.start();
   core.scheduleSoon();

@@ -140,11 +140,15 @@ export class Runner {
    * After a daemon restart: watch RUNNING jobs through their locks. A job
    * with no lock file at all was committed as RUNNING but never reached
    * spawn (launch creates the lock file just before spawning): nothing ran,
-   * so it goes back to the queue instead of failing.
+   * so it goes back to the queue instead of failing — in the same boot only
+   * (trustMissingLock); after a reboot such a job fails as before.
    */
+  /** Set at start-up: true only when the previous daemon ran in this same boot. */
+  trustMissingLock = false;
+
   adopt(ids: number[]): void {
     for (const id of ids) {
-      if (!fs.existsSync(jobPaths(this.home, id).lock)) {
+      if (this.trustMissingLock && !fs.existsSync(jobPaths(this.home, id).lock)) {
         this.events.deferred(id, 'the previous daemon stopped before spawning its supervisor');
         continue;
       }

@@ -319,6 +319,18 @@ export class Store {
     this.db.transaction(() => { for (const id of ids) this.stmts.remove.run(id); })();
   }
 
+  /**
+   * Record this boot's id and return the one the previous daemon recorded
+   * ('' if none): tells a daemon restart from a reboot (see Runner.adopt).
+   */
+  swapBootId(bootId: string): string {
+    const prev = this.db.prepare(`SELECT value FROM meta WHERE key = 'boot_id'`).get() as { value: string } | undefined;
+    try {
+      this.db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('boot_id', ?)`).run(bootId);
+    } catch (e) { throw storageError(e); }
+    return prev?.value ?? '';
+  }
+
   runningIds(): number[] { return (this.stmts.running.all() as { id: number }[]).map((r) => r.id); }
 
   counts(): Record<string, number> {
