@@ -55,7 +55,8 @@ t.test('waiting line after the delay while PENDING, then the started line', asyn
   const d = await fakeDaemon(t, (c) => { conn = c; c.send({ v: 1, ok: true, event: 'job', job: job('PENDING') }); });
   const h = harness(d.home, { waitingAfterMs: 10 });
   const p = new Follower(h.deps).follow(job('PENDING'));
-  await until(() => h.status.length === 1);
+  // the connection must exist too: under load the timer can fire before the accept
+  await until(() => h.status.length === 1 && conn !== undefined);
   t.match(h.status[0], /^\[xlurm\] 2024-05-01 12:00:00 UTC Job 5: Waiting for resources\.\.\.$/);
   conn!.send({ v: 1, ok: true, event: 'job', job: running() });
   conn!.send({ v: 1, ok: true, event: 'end', job: done('COMPLETED', 0), offset: 0 });
@@ -70,7 +71,8 @@ t.test('no waiting line for a job that started in time; none at all for a job th
     c.send({ v: 1, ok: true, event: 'end', job: done('COMPLETED', 0), offset: 0 });
     c.socket.end();
   });
-  const h = harness(d.home, { waitingAfterMs: 5 });
+  // a delay far longer than the local round trip, even on a loaded machine
+  const h = harness(d.home, { waitingAfterMs: 3000 });
   t.equal(await new Follower(h.deps).follow(job('PENDING')), 0);
   t.same(h.status, ['[xlurm] 2024-05-01 12:00:00 UTC Job 5: Task started.'], 'a job that finished between events still gets its started line');
 });
