@@ -327,7 +327,10 @@ export class Store {
     const prev = this.db.prepare(`SELECT value FROM meta WHERE key = 'boot_id'`).get() as { value: string } | undefined;
     try {
       this.db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('boot_id', ?)`).run(bootId);
-    } catch (e) { throw storageError(e); }
+    } catch {
+      // A full disk must not stop start-up: not recorded means not trusted ('').
+      return '';
+    }
     return prev?.value ?? '';
   }
 
