@@ -121,8 +121,8 @@ export class Core {
     // A clock set back since a job was submitted must not start it before it was submitted.
     const startedAt = (id: number) => Math.max(now, this.pending.get(id)!.submitted_at);
     try {
-      // Durable before spawn, all starts of this pass in one commit: a crash
-      // after it fails these jobs, never reruns them.
+      // All starts of this pass in one commit, durable before any spawn: a
+      // crash after it fails these jobs, never reruns them.
       for (const d of decisions) this.store.markRunning(d.id, d.devices, startedAt(d.id));
       this.store.commit();
     } catch (e) {
@@ -131,6 +131,7 @@ export class Core {
       this.retryLater();
       return;
     }
+    const started: StoredJob[] = [];
     for (const d of decisions) {
       const j = this.pending.get(d.id)!;
       j.started_at = startedAt(j.id);
@@ -139,9 +140,21 @@ export class Core {
       j.devices = d.devices;
       this.running.set(j.id, j);
       this.devices.allocate(j.id, d.devices);
-      this.runner.launch(j);
-      if (j.state === 'RUNNING') this.notify(j);
+      started.push(j);
     }
+    // The event loop keeps serving while the WAL is synced; a cancel that
+    // arrives meanwhile leaves a marker the supervisor honours before it
+    // runs anything.
+    this.store.durable().then(() => {
+      for (const j of started) {
+        if (this.running.get(j.id) !== j) continue;
+        this.runner.launch(j);
+        if (j.state === 'RUNNING') this.notify(j);
+      }
+    }, (e: unknown) => {
+      // Not known to be on disk: start nothing; the jobs go back to the queue.
+      for (const j of started) if (this.running.get(j.id) === j) this.deferStart(j.id, `cannot sync the job database: ${(e as Error).message}`);
+    });
   }
 
   /** Pending jobs as the scheduler sees them, in submission order (lazily: it may stop early). */
@@ -213,9 +226,11 @@ export class Core {
     j.result = o;
     j.stepdPid = null;
     this.devices.release(j.devices);
-    this.notify(j);
-    this.listeners.delete(id);
     this.scheduleSoon();
+    // Followers learn the result once it is on disk (a failed sync is logged
+    // by the store; they are told what the daemon holds either way).
+    const tell = () => { this.notify(j); this.listeners.delete(id); };
+    this.store.durable().then(tell, tell);
     return undefined;
   }
 

@@ -55,6 +55,7 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
     devices.excluded.add(id);
   }
   const store = new Store(p.db);
+  store.onSyncError = (e) => logLine(`cannot sync the job database: ${e.message}; waiting requests get a storage error`);
   const euid = process.geteuid!();
   core = new Core(home, cfg, store, devices, euid, logLine);
   core.runner = new Runner(home, stepdPath(), euid === 0, {

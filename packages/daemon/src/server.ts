@@ -20,6 +20,8 @@ import { validateRequest } from './validate';
 const READ_DEADLINE_MS = 5000;
 /** A one-shot reply must be taken by the client within this time. */
 const WRITE_DEADLINE_MS = 10000;
+/** How long a read RLIMIT_NOFILE is trusted. */
+const NOFILE_TTL_MS = 1000;
 /** Beyond this many open connections new ones are refused with BUSY. */
 export const MAX_CONNECTIONS = 4096;
 /** Descriptors kept free beyond those open at start, for the daemon's own work. */
@@ -63,11 +65,19 @@ export class Server {
     this.acceptErrors = 0;
   }
 
-  /** Current connection limit (RLIMIT_NOFILE is read each time: an administrator may change it with prlimit). */
+  private nofile = { value: Number.MAX_SAFE_INTEGER, until: 0 };
+  /**
+   * Current connection limit. RLIMIT_NOFILE is re-read at most every
+   * NOFILE_TTL_MS (an administrator may change it with prlimit), not on
+   * every accept.
+   */
   private maxConnections(): number {
-    let nofile = Number.MAX_SAFE_INTEGER;
-    try { nofile = getNofileLimit()[0]; } catch { /* keep the fixed cap */ }
-    return connectionBudget(nofile, this.openAtStart, this.core.cfg.maxRunning);
+    const now = Date.now();
+    if (this.nofile.until <= now) {
+      try { this.nofile.value = getNofileLimit()[0]; } catch { /* keep the last value */ }
+      this.nofile.until = now + NOFILE_TTL_MS;
+    }
+    return connectionBudget(this.nofile.value, this.openAtStart, this.core.cfg.maxRunning);
   }
 
   listen(path: string): Promise<void> {
@@ -177,7 +187,17 @@ export class Server {
       gone,
       send(m: object, raw?: Buffer): Promise<void> {
         if (closed || sock.destroyed) return Promise.resolve();
-        if (sock.write(encodeFrame(m, raw))) return Promise.resolve();
+        let flowing: boolean;
+        if (raw && raw.length > 0) {
+          // Head and bytes in one writev: the bytes are not copied into a frame.
+          sock.cork();
+          sock.write(encodeFrame({ ...m, raw: raw.length }));
+          flowing = sock.write(raw);
+          sock.uncork();
+        } else {
+          flowing = sock.write(encodeFrame(m, raw));
+        }
+        if (flowing) return Promise.resolve();
         return new Promise((resolve) => {
           const done = () => { sock.off('drain', done); sock.off('close', done); resolve(); };
           sock.on('drain', done);

@@ -1,7 +1,10 @@
 import type { Handler } from './types';
 
-/** Pending: cancelled now. Running: the supervisor is told. Finished: no-op. */
+/**
+ * Pending: cancelled now, answered once that is on disk. Running: the
+ * supervisor is told. Finished: no-op.
+ */
 export const cancel: Handler<'cancel'> = ({ core, caller }, { id }) => {
   core.cancel(core.jobFor(caller, id));
-  return {};
+  return core.store.durable().then(() => ({}));
 };

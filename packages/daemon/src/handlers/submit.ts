@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Submission } from '@xlurm/protocol';
 import { KIND_LABEL, XlurmError } from '@xlurm/protocol';
-import { accountByUid } from '@xlurm/native';
 import { allocate, poolsWithIds } from '../scheduler/allocate';
 import { toWireJob } from '../store/store';
+import { accountFor } from '../accounts';
 import type { Handler } from './types';
 
 function invalid(msg: string): never { throw new XlurmError('INVALID_ARGUMENT', msg); }
@@ -24,7 +24,7 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
   if (core.euid !== 0 && caller.uid !== core.euid) {
     throw new XlurmError('FOREIGN_USER', 'only a root daemon can run jobs for other users');
   }
-  const account = accountByUid(caller.uid);
+  const account = accountFor(caller.uid);
   if (!account) throw new XlurmError('NO_ACCOUNT', `no local account for UID ${caller.uid}`);
   if (spec.command.length === 0 && typeof spec.script !== 'string') throw new XlurmError('EMPTY_COMMAND', 'empty command');
   if (spec.time_limit === 0) invalid('time-limit must be positive');

@@ -30,8 +30,11 @@ export interface RunnerEvents {
   spawned(id: number, pid: number): void;
 }
 
-/** Errors that say "not now" (descriptors, processes, memory), not "never". */
-const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
+/**
+ * Errors that say "not now" (descriptors, processes, memory, a full disk for
+ * the job's spec, log or lock file), not "never".
+ */
+const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM', 'ENOSPC', 'EDQUOT']);
 const transient = (e: unknown) => TRANSIENT.has((e as NodeJS.ErrnoException)?.code ?? '');
 
 export class Runner {

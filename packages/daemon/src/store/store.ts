@@ -1,11 +1,18 @@
 /**
  * The job store: one SQLite file in WAL mode, written only by the daemon.
  * Writes use group commit: they join one open transaction that is committed
- * (fsynced, synchronous=FULL) at the end of the current event-loop turn, or at
- * once by commit(). Submits that arrive together therefore cost one fsync, and
- * each is acknowledged only after durable() resolves. The RUNNING transition
- * is committed before the supervisor is spawned, so a crash can never lead to
- * a job being run twice.
+ * at the end of the current event-loop turn, or at once by commit().
+ *
+ * Durability without blocking the event loop: SQLite runs with
+ * synchronous=NORMAL, so COMMIT appends to the WAL without fsync, and the
+ * store then fdatasync()s the WAL itself on libuv's thread pool. One sync is
+ * in flight at a time and covers every commit made before it started, so
+ * commits made while it runs share the next one (pipelined group commit).
+ * durable() resolves only once everything written so far is synced: a submit
+ * is acknowledged, a supervisor spawned (RUNNING before spawn) and a result
+ * reported only after that. SQLite itself syncs the WAL before each
+ * checkpoint and the database after it, so the checkpointed part is as safe
+ * as with synchronous=FULL (docs/reliability.md).
  */
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
@@ -87,12 +94,26 @@ function storageError(e: unknown): XlurmError {
   return new XlurmError('STORAGE', `cannot write the job database: ${(e as Error).message}`);
 }
 
+/** WAL header + 1000 frames of 4 KiB pages (+24-byte frame headers), and some slack. */
+const WAL_PREGROW_BYTES = 32 + 1010 * (4096 + 24);
+
 export class Store {
   readonly db: Database.Database;
   private readonly stmts;
-  /** Callers waiting for the open transaction to be committed (or to fail). */
+  /** Callers waiting for the open transaction to be committed and synced (or to fail). */
   private waiters: Array<(err: XlurmError | null) => void> = [];
+  /** Callers waiting for a committed transaction to be synced, by commit number. */
+  private syncWaiters: Array<{ seq: number; fn: (err: XlurmError | null) => void }> = [];
+  /** Commits made, and the highest one known to be on disk. */
+  private committed = 0;
+  private synced = 0;
+  private syncing = false;
+  /** The WAL, opened for fdatasync(2) (the inode is synced whichever descriptor is used). */
+  private walFd: number;
+  private readonly walFile: string;
   private flushQueued = false;
+  /** Told when a sync of the WAL fails (the daemon logs it). */
+  onSyncError: ((e: Error) => void) | undefined;
   /** Called at the end of a turn just before its group commit (the daemon runs a queued pass). */
   beforeFlush: (() => void) | undefined;
 
@@ -112,7 +133,9 @@ export class Store {
       // WAL: readers never block the writer; synchronous=FULL: a committed
       // transition (RUNNING before spawn) survives power loss.
       db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
+      // NORMAL: COMMIT does not fsync; the store syncs the WAL off the event
+      // loop and acknowledges nothing before that (see the header).
+      db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
       db.pragma('busy_timeout = 5000');
       this.migrate(db);
@@ -122,6 +145,16 @@ export class Store {
       throw new XlurmError('STORAGE', `cannot open job database ${file}: ${(e as Error).message}; move it aside to start with an empty queue`);
     }
     this.db = db;
+    this.walFile = `${file}-wal`;
+    // Opened once, now: a daemon out of descriptors later must still be able to sync.
+    try {
+      this.walFd = fs.openSync(this.walFile, 'r+');
+    } catch (e) {
+      db.close();
+      throw new XlurmError('STORAGE', `cannot open the job database's write-ahead log ${this.walFile}: ${(e as Error).message}`);
+    }
+    // Only an optimisation: a full disk must not stop start-up.
+    try { Store.pregrowWal(this.walFd); } catch { /* commits append instead */ }
     this.stmts = {
       insert: db.prepare(`INSERT INTO jobs (owner_uid, owner_gid, owner_name, name, count, kind, device_ids, spec, state, submitted_at)
                           VALUES (@uid, @gid, @oname, @name, @count, @kind, @device_ids, @spec, 'PENDING', @now)`),
@@ -215,8 +248,9 @@ export class Store {
   }
 
   /**
-   * Commit the open transaction now: durable when this returns. On failure
-   * the transaction is rolled back, its waiters get the error, and it throws.
+   * Commit the open transaction now (in the WAL, not yet synced: durable()
+   * tells when it is). On failure the transaction is rolled back, its
+   * waiters get the error, and it throws.
    */
   commit(): void {
     if (!this.db.inTransaction) return; // nothing open: waiters were answered when it closed
@@ -228,9 +262,62 @@ export class Store {
       this.fail(err);
       throw err;
     }
-    const w = this.waiters;
+    const seq = ++this.committed;
+    for (const fn of this.waiters) this.syncWaiters.push({ seq, fn });
     this.waiters = [];
-    for (const fn of w) fn(null);
+    this.syncSoon();
+  }
+
+  /**
+   * Write the WAL out to the size it reaches between checkpoints (1000
+   * pages, SQLite's default wal_autocheckpoint), once. Commits then overwrite
+   * allocated blocks instead of growing the file, and fdatasync(2) of an
+   * overwrite needs no file-system journal commit: about half the latency of
+   * an append here (docs/performance.md). Safe because recovery reads frames
+   * only while their salt and checksum match the header: zeros past the last
+   * valid frame are ignored exactly like the stale frames SQLite itself
+   * leaves behind when it restarts the log.
+   */
+  private static pregrowWal(fd: number): void {
+    const target = WAL_PREGROW_BYTES;
+    const size = fs.fstatSync(fd).size;
+    if (size >= target) return;
+    const zeros = Buffer.alloc(256 * 1024);
+    for (let at = size; at < target; at += zeros.length) fs.writeSync(fd, zeros, 0, Math.min(zeros.length, target - at), at);
+    fs.fdatasyncSync(fd);
+  }
+
+  /** Start a sync of the WAL unless one is running; it covers every commit made so far. */
+  private syncSoon(): void {
+    if (this.syncing || this.synced >= this.committed) return;
+    this.syncing = true;
+    const upTo = this.committed;
+    fs.fdatasync(this.walFd, (e) => {
+      this.syncing = false;
+      if (e) this.onSyncError?.(e);
+      else this.synced = Math.max(this.synced, upTo);
+      this.settleSynced(e ? storageError(e) : null, upTo);
+      this.syncSoon();
+    });
+  }
+
+  /** Answer the sync waiters whose commits are covered (all of them up to `upTo` on error). */
+  private settleSynced(err: XlurmError | null, upTo = this.committed): void {
+    const done = this.syncWaiters.filter((w) => w.seq <= upTo);
+    this.syncWaiters = this.syncWaiters.filter((w) => w.seq > upTo);
+    for (const w of done) w.fn(err);
+  }
+
+  /** Sync the WAL now, blocking (shutdown: nothing committed may stay unsynced). */
+  syncNow(): void {
+    if (this.synced >= this.committed) return;
+    try {
+      fs.fdatasyncSync(this.walFd);
+      this.synced = this.committed;
+      this.settleSynced(null);
+    } catch (e) {
+      this.settleSynced(storageError(e));
+    }
   }
 
   /** Abandon the open transaction; its waiters get an error. */
@@ -239,10 +326,17 @@ export class Store {
     this.fail(new XlurmError('STORAGE', 'cannot write the job database: the change was rolled back'));
   }
 
-  /** Resolves once everything written so far is committed; rejects if it was rolled back. */
+  /** Resolves once everything written so far is committed and synced; rejects if it was rolled back or cannot be synced. */
   durable(): Promise<void> {
-    if (!this.db.inTransaction) return Promise.resolve();
-    return new Promise((resolve, reject) => { this.waiters.push((err) => (err ? reject(err) : resolve())); });
+    if (this.db.inTransaction) {
+      return new Promise((resolve, reject) => { this.waiters.push((err) => (err ? reject(err) : resolve())); });
+    }
+    if (this.synced >= this.committed) return Promise.resolve();
+    const seq = this.committed;
+    return new Promise((resolve, reject) => {
+      this.syncWaiters.push({ seq, fn: (err) => (err ? reject(err) : resolve()) });
+      this.syncSoon();
+    });
   }
 
   /** Insert a PENDING job (durable once durable() resolves); returns it with its new id. */
@@ -344,6 +438,8 @@ export class Store {
 
   close(): void {
     if (this.db.inTransaction) { try { this.commit(); } catch { /* waiters were told */ } }
+    this.syncNow();
     this.db.close();
+    if (this.walFd >= 0) { try { fs.closeSync(this.walFd); } catch { /* closing anyway */ } this.walFd = -1; }
   }
 }

@@ -21,7 +21,7 @@ t.test('ids are never reused, even after the newest jobs are deleted', async (t)
   const c = s.insert(owner, spec, 3);
   t.ok(c.id > b.id && b.id > a.id);
   t.equal(s.db.pragma('journal_mode', { simple: true }), 'wal');
-  t.equal(s.db.pragma('synchronous', { simple: true }), 2, 'synchronous=FULL');
+  t.equal(s.db.pragma('synchronous', { simple: true }), 1, 'synchronous=NORMAL (the store syncs the WAL itself)');
   s.close();
 });
 
@@ -89,4 +89,58 @@ t.test('group commit: writes of one turn become durable together, and only then'
   await t.rejects(lost, /rolled back/);
   t.equal(visible(), 3);
   t.equal(s.recentSummaries(10).length, 3, 'the rolled-back job is gone');
+});
+
+t.test('durability: nothing is reported durable before the WAL is fdatasync()ed; commits made during a sync share the next', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-store-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'x.db');
+  const s = new Store(file);
+  t.teardown(() => s.close());
+  const walSize = fs.statSync(`${file}-wal`).size;
+  t.ok(walSize >= 1000 * 4096, `the WAL is written out to its working size at open (${walSize} bytes)`);
+
+  // Hold every fdatasync until the test releases it.
+  const realFs = require('node:fs');
+  const real = realFs.fdatasync;
+  const held: Array<() => void> = [];
+  realFs.fdatasync = (fd: number, cb: (e: Error | null) => void) => { held.push(() => real(fd, cb)); };
+  t.teardown(() => { realFs.fdatasync = real; });
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  let first = false;
+  s.insert(owner, spec, 1);
+  void s.durable().then(() => { first = true; });
+  await tick(); await tick();
+  t.equal(held.length, 1, 'the group commit started one sync');
+  t.notOk(first, 'committed but not synced: not durable yet');
+
+  let second = false; let third = false;
+  s.insert(owner, spec, 1);
+  void s.durable().then(() => { second = true; });
+  await tick(); await tick();
+  s.insert(owner, spec, 1);
+  void s.durable().then(() => { third = true; });
+  await tick(); await tick();
+  t.equal(held.length, 1, 'no second sync while one is in flight');
+  held.shift()!();
+  await new Promise((r) => setTimeout(r, 50));
+  t.ok(first, 'durable once its sync completed');
+  t.notOk(second || third, 'commits made during the sync wait for the next one');
+  t.equal(held.length, 1, 'one sync covers both later commits');
+  held.shift()!();
+  await new Promise((r) => setTimeout(r, 50));
+  t.ok(second && third, 'both durable after the shared sync');
+
+  // A failed sync is an error for its waiters, never a silent success.
+  realFs.fdatasync = (_fd: number, cb: (e: Error | null) => void) => {
+    const e = Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+    setImmediate(() => cb(e));
+  };
+  const errors: Error[] = [];
+  s.onSyncError = (e) => errors.push(e);
+  s.insert(owner, spec, 1);
+  await t.rejects(s.durable(), /cannot write the job database: EIO/);
+  t.equal(errors.length, 1, 'the store reports the failed sync');
+  realFs.fdatasync = real;
 });
