@@ -1,12 +1,19 @@
 /*
  * xlurm-stepd: supervises one job (spec section 6.3, architecture "A job's path" step 5).
  *
- * The daemon starts it in a new session with:
- *   fd 0  a pipe carrying the job spec (spec.c), read to EOF, then replaced by /dev/null
+ * The daemon starts it in a new session, with an empty environment and cwd "/", with:
+ *   fd 0  the job spec (spec.c): a file the daemon wrote completely and unlinked before
+ *         starting us, so a daemon that dies right after the spawn still leaves us a whole
+ *         spec. Read to EOF, then replaced by /dev/null.
  *   fd 1, fd 2  the job log (O_APPEND); our own errors go there as "xlurm: <message>"
  *   fd 3  the job lock: an open file description on which the daemon holds an exclusive
  *         flock(2). We keep it open (close-on-exec) until we exit, so the lock means "the
  *         supervisor is alive", which is how a daemon, even a restarted one, learns the end.
+ *         Right before the payload is forked we write "started\n" at offset 0 of the lock
+ *         file (the daemon hands it over empty): a restarted daemon that finds the lock free and
+ *         no result can then tell "the supervisor died before the payload ever ran" (empty
+ *         file) from "the payload ran". Not synced: it must survive a daemon crash, not a
+ *         power loss; a failed write is ignored (a full disk must not stop the job).
  *
  * It becomes a child subreaper, forks the payload into a new process group as the job's owner
  * (supplementary groups, gid, uid, no_new_privs, cwd, parent-death signal, then exec), enforces
@@ -201,6 +208,14 @@ child(const struct job_spec *spec, int errfd, pid_t parent)
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
             sigaction(sig, &dfl, NULL); /* EINVAL for libc-reserved numbers: fine */
+    /* glibc's posix_spawn (how the daemon starts us) leaves its two internal signals (32, 33:
+     * SIGCANCEL, SIGSETXID) ignored in the new process, and the sigaction() wrapper refuses
+     * them (EINVAL). Reset them with the raw system call: an all-zero kernel sigaction is
+     * SIG_DFL, no flags, empty mask, whatever the architecture's field order. We are single
+     * threaded here, so glibc needs neither signal before the exec. */
+    static const unsigned long kernel_dfl[16];
+    for (int sig = 32; sig < SIGRTMIN; sig++)
+        syscall(SYS_rt_sigaction, sig, kernel_dfl, NULL, (size_t)(_NSIG / 8));
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -258,6 +273,19 @@ report:
     while (write(errfd, &err, sizeof err) < 0 && errno == EINTR) {
     }
     _exit(127);
+}
+
+/* "The payload may have run" (see the header comment). pwrite leaves the file offset alone.
+ * Errors are ignored on purpose: ENOSPC, EDQUOT or EIO must not stop the job; a restarted
+ * daemon then merely takes this job for one whose payload never ran. */
+static void mark_started(void)
+{
+    static const char marker[] = "started\n";
+    ssize_t n;
+    do
+        n = pwrite(LOCK_FD, marker, sizeof marker - 1, 0);
+    while (n < 0 && errno == EINTR);
+    (void)n;
 }
 
 /* Signal the job's process group. Both the child and we call setpgid, so the group exists;
@@ -385,6 +413,7 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
         fail_exec(o, spec->argv[0], errno);
         return;
     }
+    mark_started();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
@@ -526,7 +555,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* The payload's stdin is /dev/null (never the daemon's spec pipe). */
+    /* The payload's stdin is /dev/null (never the spec file). */
     struct outcome o = {JOB_FAILED, 1, NULL};
     int nul = open("/dev/null", O_RDONLY | O_CLOEXEC); /* dup2 below clears CLOEXEC on fd 0 */
     if (nul < 0 || dup2(nul, STDIN_FILENO) < 0) {

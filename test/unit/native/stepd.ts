@@ -152,6 +152,21 @@ if (!built) {
     t.equal(fs.statSync(r.resultPath).mode & 0o777, 0o600, 'result is 0600');
     t.same(fs.readdirSync(r.dir).filter(f => f.includes('.tmp.')), [], 'no temp file left');
     t.equal(r.logText, '');
+    t.equal(fs.readFileSync(path.join(r.dir, '7.lock'), 'utf8'), 'started\n', 'the lock file says the payload was started');
+  });
+
+  t.test('the "started" marker is written before the payload runs, and only when it runs', async t => {
+    // The job's cwd is its directory, where the lock file is.
+    const r = await runJob(t, { argv: ['sh', '-c', 'cat 7.lock > seen'] });
+    t.match(r.result, { state: 'COMPLETED' });
+    t.equal(fs.readFileSync(path.join(r.dir, 'seen'), 'utf8'), 'started\n', 'the payload already finds the marker');
+
+    const cancelled = await runJob(t, { argv: ['true'], cancelBefore: true });
+    t.match(cancelled.result, { state: 'CANCELLED' });
+    t.equal(fs.readFileSync(path.join(cancelled.dir, '7.lock'), 'utf8'), '', 'nothing ran: the lock file stays empty');
+    const invalid = await runJob(t, { argv: [] });
+    t.equal(invalid.code, 1);
+    t.equal(fs.readFileSync(path.join(invalid.dir, '7.lock'), 'utf8'), '', 'an invalid spec: empty');
   });
 
   t.test('exit status and signals', async t => {
