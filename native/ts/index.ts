@@ -65,6 +65,10 @@ export interface XlurmNative {
   deviceProbe(handle: number, ids: number[], deadlineMs: number): Promise<ProbeRow[]>;
   /** Shut the library down (bounded; skipped while a call is hung); the handle is invalid afterwards. */
   deviceClose(handle: number, timeoutMs: number): void;
+  /** posix_spawn `file` as a supervisor, watched on the loop; see spawnSupervisor below. */
+  spawnSupervisor(file: string, fds: number[], onExit: (code: number | null, signal: string | null) => void): number;
+  /** pidfd_open(2) and the C library's spawn extensions are available. */
+  canSpawnSupervisor(): boolean;
 }
 
 const here = path.resolve(__dirname, '..');
@@ -125,6 +129,51 @@ export function setNofileLimit(soft: number, hard: number): void {
   checkLimit(hard, 'hard limit');
   native().setNofileLimit(soft, hard);
 }
+
+// ----- supervisor spawn (src/addon/spawn.cc) ------------------------------------------------
+
+/**
+ * posix_spawn(3) `file` with argv [file] and an empty environment, cwd "/", in a new session
+ * (POSIX_SPAWN_SETSID), empty signal mask and default dispositions for all signals
+ * (POSIX_SPAWN_SETSIGMASK|SETSIGDEF — Node ignores SIGPIPE etc.; glibc still leaves its two
+ * internal signals, 32 and 33, ignored), with fds[i] as descriptor i for i = 0..3 and no other
+ * descriptor inherited. Any fds[i] may repeat another (a log on both 1 and 2) or be below 4.
+ * `file` must be an absolute path (it is resolved after the chdir to "/").
+ *
+ * Watches the child with a pidfd on the daemon's own libuv loop (uv_poll_t on pidfd_open(pid);
+ * when no pidfd can be had, e.g. EMFILE, a 50 ms timer polls waitpid(pid, WNOHANG) instead),
+ * reaps it (that pid only — never any child: libuv reaps its own) and calls onExit(code, signal)
+ * once, where exactly one of code/signal is non-null (signal as a name like 'SIGKILL'). Should
+ * some other code in the process have reaped it first (a wait for any child), code is -1.
+ * The callback runs like any loop callback: in the async context of the spawn call, with
+ * process.nextTick and microtasks run after it; a throw is an uncaught exception. The watch
+ * does not keep the event loop alive.
+ *
+ * Throws an Error whose `.code` is the errno name ('EMFILE', 'ENOMEM', 'EAGAIN', 'ENOENT',
+ * 'EACCES', 'EBADF' for a closed fds[i], …; also `.errno`, `.syscall`, `.path`) and message
+ * "spawn <file>: <strerror>" on failure, with nothing left behind (no child, no descriptor).
+ * Returns the pid.
+ */
+export function spawnSupervisor(
+  file: string,
+  fds: readonly [number, number, number, number],
+  onExit: (code: number | null, signal: string | null) => void,
+): number {
+  if (typeof file !== 'string' || !path.isAbsolute(file) || file.includes('\0')) {
+    throw new TypeError(`invalid executable path: ${String(file)}`);
+  }
+  if (!Array.isArray(fds) || fds.length !== 4) throw new TypeError('fds must be [fd0, fd1, fd2, fd3]');
+  for (const fd of fds) checkFd(fd);
+  if (typeof onExit !== 'function') throw new TypeError('onExit must be a function');
+  return native().spawnSupervisor(file, [...fds], onExit);
+}
+
+/**
+ * False where pidfd_open(2) is unavailable (Linux < 5.3, or refused by a seccomp filter) or the
+ * C library lacks posix_spawn's chdir/closefrom extensions (glibc < 2.34): callers fall back to
+ * child_process.
+ */
+export function canSpawnSupervisor(): boolean { return native().canSpawnSupervisor(); }
 
 // ----- vendor device libraries (src/addon/device.cc) -----------------------------------------
 

@@ -13,6 +13,7 @@ constexpr Initialiser kInitialisers[] = {
     xlurm::InitAccounts,
     xlurm::InitFd,
     xlurm::InitRlimit,
+    xlurm::InitSpawn,
     xlurm::InitDevices,
 };
 

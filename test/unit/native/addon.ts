@@ -14,9 +14,9 @@ if (!built) {
 } else {
   t.test('exports exactly the XlurmNative contract', async t => {
     t.same(Object.keys(native.native()).sort(), [
-      'accountByUid', 'deviceClose', 'deviceDiscover', 'deviceOpen', 'deviceProbe', 'deviceVendors',
+      'accountByUid', 'canSpawnSupervisor', 'deviceClose', 'deviceDiscover', 'deviceOpen', 'deviceProbe', 'deviceVendors',
       'flockExclusive', 'flockUnlock', 'getNofileLimit', 'groupList',
-      'peerCred', 'setCloexec', 'setNofileLimit',
+      'peerCred', 'setCloexec', 'setNofileLimit', 'spawnSupervisor',
     ]);
   });
 
