@@ -4,7 +4,7 @@
  * One scheduling pass over 10k PENDING jobs with 8 GPUs, in this process:
  *  - the pure schedule() function (typical: 8 GPUs free, every job asks for
  *    one; worst: 3 free, every job asks for 4, so each is tried and refused);
- *  - the daemon's pass (Core over the real Store, SQLite FULL sync, and the
+ *  - the daemon's pass (Core over the real Store, its commit and the WAL sync that precedes any spawn, and the
  *    real DeviceManager over an in-memory backend; supervisors are not
  *    spawned): 8 GPUs free (8 jobs committed RUNNING: one commit, so the
  *    fdatasync floor is shown beside it), and none free.
@@ -59,14 +59,21 @@ async function timeDaemonPass(tpl, dir, free) {
   await dm.start();
   const core = new Core(dir, { backend: 'nvidia', maxRunning: 32, retentionSecs: 86400, excludeIds: [] }, store, dm, 0, () => undefined);
   let launched = 0;
-  core.runner = { launch() { launched++; }, adopt() {}, cancel() {}, stop() {} };
+  /** @type {() => void} */
+  let allLaunched = () => undefined;
+  const launchedAll = new Promise((resolve) => { allLaunched = () => resolve(undefined); });
+  core.runner = { launch() { if (++launched === 8) allLaunched(); }, adopt() {}, cancel() {}, stop() {} };
   core.recover();
   if (core.pending.size !== N) throw new Error(`expected ${N} pending, got ${core.pending.size}`);
   // A running daemon's WAL exists already: take the first commit on this copy outside the timing.
   store.setStepdPid(N, null);
   store.commit();
+  await store.durable();
+  // Until the supervisors would be spawned: the pass, its commit and the
+  // fdatasync that must complete before any spawn (the loop is free meanwhile).
   const t0 = nowMs();
   core.pass();
+  if (free) await launchedAll;
   const ms = nowMs() - t0;
   if (launched !== (free ? 8 : 0)) throw new Error(`pass started ${launched} jobs`);
   dm.stop();

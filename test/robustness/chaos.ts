@@ -63,3 +63,36 @@ t.test('a start committed but never spawned (daemon gone in between) is run afte
   t.equal(j.state, 'COMPLETED', `it ran (${j.result?.error ?? 'no error'})`);
   t.equal(fs.readFileSync(marker, 'utf8'), `${p}\n`, 'exactly once');
 });
+
+t.test('a supervisor gone before it started the payload (lock still says "spawn") is run after a restart, once; one that started it is not', async (t) => {
+  const d = await startDaemon(t, { maxRunning: 1 });
+  t.teardown(() => stopSupervisorsOf(d.home));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-unstarted-'));
+  fs.chmodSync(dir, 0o755);
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const blocker = await d.batch('sleep 300', ['-g', '0']);
+  await d.waitState(blocker, 'RUNNING');
+  const marker = path.join(dir, 'ran');
+  const unstarted = await d.batch(`echo "$XLURM_JOB_ID" >> ${marker}`, ['-g', '0']);
+  const started = await d.batch(`echo "$XLURM_JOB_ID" >> ${marker}`, ['-g', '0']);
+  await d.kill('SIGKILL');
+  // What a daemon killed between creating the lock file and spawn(2) leaves
+  // (or a supervisor killed before it forked the payload): RUNNING, a free
+  // lock file still holding the daemon's mark, no result. Beside it, a job
+  // whose supervisor had started the payload and then vanished.
+  const db = new Database(path.join(d.home, 'xlurm.db'));
+  db.prepare(`UPDATE jobs SET state = 'RUNNING', started_at = submitted_at WHERE id IN (?, ?)`).run(unstarted, started);
+  db.close();
+  fs.writeFileSync(path.join(d.jobsDir, `${unstarted}.lock`), 'spawn\n', { mode: 0o600 });
+  fs.writeFileSync(path.join(d.jobsDir, `${started}.lock`), 'started\n', { mode: 0o600 });
+
+  await d.start();
+  t.equal((await d.job(unstarted)).state, 'PENDING', 'back in the queue (the blocker holds the only slot)');
+  const s = await d.waitState(started, 'FAILED');
+  t.equal(s.result.error, 'executor worker disappeared without an exit result', 'a started payload is never rerun');
+  await d.request('cancel', { id: blocker });
+  const j = await d.waitState(unstarted, ['COMPLETED', 'FAILED']);
+  t.equal(j.state, 'COMPLETED', `it ran (${j.result?.error ?? 'no error'})`);
+  t.equal(fs.readFileSync(marker, 'utf8'), `${unstarted}\n`, 'exactly once, and only the unstarted job');
+  t.equal(fs.readFileSync(path.join(d.jobsDir, `${unstarted}.lock`), 'utf8'), 'started\n', 'its supervisor marked the payload started');
+});

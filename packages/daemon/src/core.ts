@@ -52,7 +52,7 @@ export class Core {
         runningIds.push(j.id);
       }
     }
-    this.runner.adopt(runningIds);
+    this.runner.adopt(runningIds, true);
   }
 
   /** The root daemon, or a non-root daemon's own account. */

@@ -29,7 +29,7 @@ t.test('a supervisor that cannot be spawned fails the job; the daemon does not c
   await done;
   // An unhandled 'error' event would have ended this process before here.
   await new Promise((r) => setImmediate(r));
-  t.match(events, [['finished', 7, { state: 'FAILED', exit_code: 1, error: /^cannot start process executor worker: spawn .*no-such-stepd ENOENT/ }]]);
+  t.match(events, [['finished', 7, { state: 'FAILED', exit_code: 1, error: /^cannot start process executor worker: spawn .*no-such-stepd(: No such file or directory| ENOENT)/ }]]);
   t.notOk(fs.existsSync(path.join(home, 'jobs', '7.result')));
 });
 

@@ -5,17 +5,19 @@
  * restarted daemon can tell a live job (lock held) from a finished or vanished
  * one (lock free) without trusting PIDs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Outcome } from '@xlurm/protocol';
 import { jobPaths } from '@xlurm/protocol';
-import { flockExclusive, flockUnlock } from '@xlurm/native';
+import { canSpawnSupervisor, flockExclusive, flockUnlock, spawnSupervisor } from '@xlurm/native';
 import type { StoredJob } from '../store/store';
 import { encodeStepdSpec } from './stepd-spec';
 import { jobArgv, jobEnv } from './job-env';
 import { writeFileAtomic } from './atomic';
 
 export const VANISHED = 'executor worker disappeared without an exit result';
+/** What launch writes into a job's lock file; xlurm-stepd overwrites it with "started" before it forks the payload. */
+const SPAWN_MARK = 'spawn\n';
 const ADOPTED_POLL_MS = 100;
 
 export interface RunnerEvents {
@@ -37,8 +39,17 @@ export interface RunnerEvents {
 const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM', 'ENOSPC', 'EDQUOT']);
 const transient = (e: unknown) => TRANSIENT.has((e as NodeJS.ErrnoException)?.code ?? '');
 
+/** A supervisor this daemon started: kill() is safe until exited (its pid cannot be reused before we reap it). */
+interface Child { pid: number; exited: boolean; kill(signal: NodeJS.Signals): void; unref(): void }
+
 export class Runner {
-  private readonly children = new Map<number, ChildProcess>();
+  private readonly children = new Map<number, Child>();
+  /**
+   * posix_spawn from the addon (a vfork: no copy of the daemon's page tables,
+   * a few times cheaper than child_process.spawn, which forks) where pidfds
+   * exist; child_process otherwise.
+   */
+  private readonly nativeSpawn = canSpawnSupervisor();
   /** Jobs whose lock or result could not be opened (logged once until they can). */
   private readonly lockTrouble = new Set<number>();
   private readonly adopted = new Set<number>();
@@ -57,6 +68,7 @@ export class Runner {
   launch(job: StoredJob): void {
     const p = jobPaths(this.home, job.id);
     const specFile = p.lock.replace(/\.lock$/, '.spec');
+    const fresh = `${p.lock}.new`;
     let specFd = -1;
     let lockFd = -1;
     let logFd = -1;
@@ -74,26 +86,22 @@ export class Runner {
       specFd = fs.openSync(specFile, 'r');
       fs.unlinkSync(specFile);
       logFd = fs.openSync(p.log, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
-      // The lock file last: one that does not exist means this point was
-      // never reached, so the job never ran (see adopt).
-      lockFd = fs.openSync(p.lock, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
-      if (!flockExclusive(lockFd)) throw new Error('worker already running');
+      // The lock file last, and complete before it appears under its name:
+      // one that does not exist means this point was never reached; one that
+      // still says SPAWN_MARK means the supervisor never started the payload
+      // (it overwrites the mark with "started" first). Either way the job
+      // never ran (see adopt).
+      lockFd = fs.openSync(fresh, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600);
+      fs.writeSync(lockFd, SPAWN_MARK, 0);
+      flockExclusive(lockFd); // a new inode: nobody else can hold it
+      if (this.lockHeld(p.lock)) throw new Error('worker already running');
+      fs.renameSync(fresh, p.lock);
       // fd 3 is the lock: the child's dup shares our open file description,
-      // so the flock stays held after we close our copy below. detached:
-      // setsid(2), so the supervisor survives the daemon and its signals.
-      const child = spawn(this.stepd, [], {
-        stdio: [specFd, logFd, logFd, lockFd], detached: true, env: {}, cwd: '/',
-      });
-      // First, before anything can throw: a failed spawn(2) (EMFILE, ENOENT)
-      // is reported by an 'error' event, which must never go unhandled.
-      child.on('error', (e) => this.spawnFailed(job.id, e));
-      if (child.pid === undefined) return; // 'error' follows
+      // so the flock stays held after we close our copy below. New session
+      // (setsid): the supervisor survives the daemon and its signals.
+      const child = this.spawn(job.id, [specFd, logFd, logFd, lockFd]);
+      if (!child) return; // an 'error' event reports it
       this.children.set(job.id, child);
-      child.once('exit', () => {
-        this.children.delete(job.id);
-        // The lock may not open right now (no free descriptor): keep watching.
-        if (!this.collect(job.id)) this.adopt([job.id]);
-      });
       this.events.spawned(job.id, child.pid);
     } catch (e) {
       // Nothing was spawned: a passing shortage only delays the job.
@@ -103,10 +111,51 @@ export class Runner {
       this.events.finished(job.id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: msg });
     } finally {
       if (specFd < 0) { try { fs.unlinkSync(specFile); } catch { /* not written */ } }
+      try { fs.unlinkSync(fresh); } catch { /* renamed into place, or never created */ }
       if (specFd >= 0) fs.closeSync(specFd);
       if (logFd >= 0) fs.closeSync(logFd);
       if (lockFd >= 0) fs.closeSync(lockFd);
     }
+  }
+
+  /** Does a live supervisor hold this lock file? (Missing: no.) */
+  private lockHeld(file: string): boolean {
+    let fd = -1;
+    try {
+      fd = fs.openSync(file, fs.constants.O_RDWR);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw e;
+    }
+    try { return !flockExclusive(fd); } finally { fs.closeSync(fd); }
+  }
+
+  /** Start the supervisor; its end is reported through exited(). Throws (or, on the fallback, emits 'error') when it cannot start. */
+  private spawn(id: number, fds: [number, number, number, number]): Child | undefined {
+    if (this.nativeSpawn) {
+      const child: Child = { pid: 0, exited: false, kill: (sig) => { if (!child.exited) process.kill(child.pid, sig); }, unref: () => undefined };
+      child.pid = spawnSupervisor(this.stepd, fds, () => { child.exited = true; this.exited(id); });
+      return child;
+    }
+    const cp = spawn(this.stepd, [], { stdio: fds, detached: true, env: {}, cwd: '/' });
+    // First, before anything can throw: a failed spawn(2) (EMFILE, ENOENT)
+    // is reported by an 'error' event, which must never go unhandled.
+    cp.on('error', (e) => this.spawnFailed(id, e));
+    if (cp.pid === undefined) return undefined;
+    const child: Child = {
+      pid: cp.pid,
+      get exited() { return cp.exitCode !== null || cp.signalCode !== null; },
+      kill: (sig) => { cp.kill(sig); },
+      unref: () => cp.unref(),
+    };
+    cp.once('exit', () => this.exited(id));
+    return child;
+  }
+
+  /** The supervisor is gone: collect its result (or keep watching if the lock cannot be opened now). */
+  private exited(id: number): void {
+    this.children.delete(id);
+    if (!this.collect(id)) this.adopt([id]);
   }
 
   private spawnFailed(id: number, e: Error): void {
@@ -132,7 +181,7 @@ export class Runner {
     }
     // Only our own unreaped child: its pid cannot have been reused.
     const child = this.children.get(id);
-    if (child && child.exitCode === null && child.signalCode === null) {
+    if (child && !child.exited) {
       child.kill('SIGUSR1');
       return undefined;
     }
@@ -149,12 +198,9 @@ export class Runner {
   /** Set at start-up: true only when the previous daemon ran in this same boot. */
   trustMissingLock = false;
 
-  adopt(ids: number[]): void {
+  adopt(ids: number[], afterRestart = false): void {
     for (const id of ids) {
-      if (this.trustMissingLock && !fs.existsSync(jobPaths(this.home, id).lock)) {
-        this.events.deferred(id, 'the previous daemon stopped before spawning its supervisor');
-        continue;
-      }
+      if (afterRestart && this.trustMissingLock && this.neverStarted(id)) continue;
       if (!this.collect(id)) this.adopted.add(id);
     }
     if (this.adopted.size && !this.adoptTimer) {
@@ -162,6 +208,39 @@ export class Runner {
         for (const id of [...this.adopted]) if (this.collect(id)) this.adopted.delete(id);
         if (!this.adopted.size && this.adoptTimer) { clearInterval(this.adoptTimer); this.adoptTimer = undefined; }
       }, ADOPTED_POLL_MS);
+    }
+  }
+
+  /**
+   * After a restart in the same boot: did the previous daemon stop before
+   * the job's payload could have started? True (and the job is handed back
+   * to the queue) when the lock file does not exist (killed before it was
+   * created) or is free and still holds SPAWN_MARK with no result (killed
+   * before spawn(2), or the supervisor died before it forked the payload).
+   * The page cache survives a daemon crash, so within one boot the lock
+   * file's name and content can be trusted without fsync.
+   */
+  private neverStarted(id: number): boolean {
+    const p = jobPaths(this.home, id);
+    let fd = -1;
+    try {
+      fd = fs.openSync(p.lock, fs.constants.O_RDWR);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+      this.events.deferred(id, 'the previous daemon stopped before spawning its supervisor');
+      return true;
+    }
+    try {
+      if (!flockExclusive(fd)) return false; // the supervisor lives
+      const mark = Buffer.alloc(16);
+      const n = fs.readSync(fd, mark, 0, mark.length, 0);
+      if (mark.subarray(0, n).toString() !== SPAWN_MARK || fs.existsSync(p.result)) return false;
+      this.events.deferred(id, 'the previous daemon stopped before its supervisor started the job');
+      return true;
+    } catch {
+      return false; // cannot tell: collect() decides as before
+    } finally {
+      fs.closeSync(fd); // releases the flock taken above
     }
   }
 
