@@ -67,6 +67,9 @@ export interface XlurmNative {
   deviceClose(handle: number, timeoutMs: number): void;
   /** posix_spawn `file` as a supervisor, watched on the loop; see spawnSupervisor below. */
   spawnSupervisor(file: string, fds: number[], onExit: (code: number | null, signal: string | null) => void): number;
+  /** The same, with posix_spawn on the thread pool; see spawnSupervisorAsync below. */
+  spawnSupervisorAsync(file: string, fds: number[], onSpawned: (err: Error | null, pid?: number) => void,
+    onExit: (code: number | null, signal: string | null) => void): void;
   /** pidfd_open(2) and the C library's spawn extensions are available. */
   canSpawnSupervisor(): boolean;
 }
@@ -166,6 +169,29 @@ export function spawnSupervisor(
   for (const fd of fds) checkFd(fd);
   if (typeof onExit !== 'function') throw new TypeError('onExit must be a function');
   return native().spawnSupervisor(file, [...fds], onExit);
+}
+
+/**
+ * spawnSupervisor with posix_spawn(3) run on libuv's thread pool, so the event loop never waits
+ * for the child's execve (the vfork'd parent is blocked until it is done: milliseconds on a
+ * loaded machine). The four descriptors are copied before this returns (the caller may close
+ * its own at once); onSpawned(null, pid) or onSpawned(error) follows from the loop (the error
+ * as spawnSupervisor throws it), and after a successful spawn, onExit exactly as there.
+ * Throws synchronously only for invalid arguments or when the copies cannot be made (EMFILE).
+ */
+export function spawnSupervisorAsync(
+  file: string,
+  fds: readonly [number, number, number, number],
+  onSpawned: (err: Error | null, pid?: number) => void,
+  onExit: (code: number | null, signal: string | null) => void,
+): void {
+  if (typeof file !== 'string' || !path.isAbsolute(file) || file.includes('\0')) {
+    throw new TypeError(`invalid executable path: ${String(file)}`);
+  }
+  if (!Array.isArray(fds) || fds.length !== 4) throw new TypeError('fds must be [fd0, fd1, fd2, fd3]');
+  for (const fd of fds) checkFd(fd);
+  if (typeof onSpawned !== 'function' || typeof onExit !== 'function') throw new TypeError('onSpawned and onExit must be functions');
+  native().spawnSupervisorAsync(file, [...fds], onSpawned, onExit);
 }
 
 /**

@@ -316,26 +316,45 @@ int Prepare(SpawnSetup* s, const int fds[kSlots], const char** syscall) {
 #endif
 }
 
+// Watches a spawned child until its exit is reported to onExit (see the header).
+void StartWatch(napi_env env, uv_loop_t* loop, pid_t pid, Napi::Function onExit) {
+  auto* w = new Watch;
+  w->env = env;
+  w->pid = pid;
+  w->callback = Napi::Persistent(onExit);
+  napi_value resource_name = Napi::String::New(env, "xlurm.supervisor");
+  if (napi_async_init(env, nullptr, resource_name, &w->context) != napi_ok)
+    w->context = nullptr;  // napi_make_callback then runs it in an empty async context
+  if (napi_add_async_cleanup_hook(env, OnEnvCleanup, w, &w->cleanup) != napi_ok) w->cleanup = nullptr;
+
+  w->pidfd = PidfdOpen(pid);
+  if (w->pidfd < 0 || !StartPoll(loop, w)) {
+    StartTimer(loop, w);  // no pidfd (EMFILE, ENOSYS), or libuv could not poll it
+  }
+}
+
+// [fd0, fd1, fd2, fd3] of non-negative integers.
+bool ParseFds(Napi::Value value, int fds[kSlots]) {
+  if (!value.IsArray() || value.As<Napi::Array>().Length() != kSlots) return false;
+  Napi::Array list = value.As<Napi::Array>();
+  for (uint32_t i = 0; i < kSlots; i++) {
+    Napi::Value v = list.Get(i);
+    double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+    if (!(d >= 0 && d <= 2147483647.0 && d == static_cast<int>(d))) return false;
+    fds[i] = static_cast<int>(d);
+  }
+  return true;
+}
+
 Napi::Value SpawnSupervisor(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* usage = "spawnSupervisor(file, [fd0, fd1, fd2, fd3], onExit)";
   std::string file;
   if (!ArgString(info, 0, usage, &file)) return env.Undefined();
-  if (info.Length() < 3 || !info[1].IsArray() || info[1].As<Napi::Array>().Length() != kSlots ||
-      !info[2].IsFunction()) {
+  int fds[kSlots];
+  if (info.Length() < 3 || !ParseFds(info[1], fds) || !info[2].IsFunction()) {
     Napi::TypeError::New(env, std::string("Usage: ") + usage).ThrowAsJavaScriptException();
     return env.Undefined();
-  }
-  int fds[kSlots];
-  Napi::Array list = info[1].As<Napi::Array>();
-  for (uint32_t i = 0; i < kSlots; i++) {
-    Napi::Value v = list.Get(i);
-    double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-    if (!(d >= 0 && d <= 2147483647.0 && d == static_cast<int>(d))) {
-      Napi::TypeError::New(env, std::string("Usage: ") + usage).ThrowAsJavaScriptException();
-      return env.Undefined();
-    }
-    fds[i] = static_cast<int>(d);
   }
   uv_loop_t* loop = nullptr;
   if (napi_get_uv_event_loop(env, &loop) != napi_ok || !loop) {
@@ -362,20 +381,99 @@ Napi::Value SpawnSupervisor(const Napi::CallbackInfo& info) {
   }  // temporaries closed: the child has its own copies
 
   // From here on the child exists: every failure must still end in a reap.
-  auto* w = new Watch;
-  w->env = env;
-  w->pid = pid;
-  w->callback = Napi::Persistent(info[2].As<Napi::Function>());
-  napi_value resource_name = Napi::String::New(env, "xlurm.supervisor");
-  if (napi_async_init(env, nullptr, resource_name, &w->context) != napi_ok)
-    w->context = nullptr;  // napi_make_callback then runs it in an empty async context
-  if (napi_add_async_cleanup_hook(env, OnEnvCleanup, w, &w->cleanup) != napi_ok) w->cleanup = nullptr;
-
-  w->pidfd = PidfdOpen(pid);
-  if (w->pidfd < 0 || !StartPoll(loop, w)) {
-    StartTimer(loop, w);  // no pidfd (EMFILE, ENOSYS), or libuv could not poll it
-  }
+  StartWatch(env, loop, pid, info[2].As<Napi::Function>());
   return Napi::Number::New(env, pid);
+}
+
+// The same spawn, with posix_spawn itself on libuv's thread pool. The call copies the four
+// descriptors (close-on-exec, above 3) and returns at once, so the caller may close its own;
+// onSpawned(err) or onSpawned(null, pid) follows from the loop, then onExit as above. Why: the
+// vfork'd parent waits until the child's execve is done, ~2-3 ms of a loaded VM's time per
+// supervisor that the daemon's event loop would otherwise spend blocked.
+class SpawnWork : public Napi::AsyncWorker {
+ public:
+  SpawnWork(Napi::Function onSpawned, Napi::Function onExit, std::string file, const int owned[kSlots])
+      : Napi::AsyncWorker(onSpawned, "xlurm.spawn"), file_(std::move(file)) {
+    on_exit_ = Napi::Persistent(onExit);
+    for (int i = 0; i < kSlots; i++) owned_[i] = owned[i];
+  }
+  ~SpawnWork() override { CloseOwned(); }
+
+  void Execute() override {
+    SpawnSetup setup;
+    err_ = Prepare(&setup, owned_, &syscall_);
+    if (!err_) {
+      char* argv[] = {const_cast<char*>(file_.c_str()), nullptr};
+      char* envp[] = {nullptr};
+      err_ = posix_spawn(&pid_, file_.c_str(), &setup.actions, &setup.attr, argv, envp);
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    CloseOwned();
+    if (err_) {
+      Callback().Call({SpawnError(env, file_, err_, syscall_).Value()});
+      return;
+    }
+    uv_loop_t* loop = nullptr;
+    napi_get_uv_event_loop(env, &loop);
+    StartWatch(env, loop, pid_, on_exit_.Value());
+    on_exit_.Reset();
+    Callback().Call({env.Null(), Napi::Number::New(env, pid_)});
+  }
+
+ private:
+  void CloseOwned() {
+    for (int i = 0; i < kSlots; i++) {
+      if (owned_[i] < 0) continue;
+      for (int j = i + 1; j < kSlots; j++)
+        if (owned_[j] == owned_[i]) owned_[j] = -1;
+      close(owned_[i]);
+      owned_[i] = -1;
+    }
+  }
+
+  std::string file_;
+  int owned_[kSlots];
+  Napi::FunctionReference on_exit_;
+  int err_ = 0;
+  const char* syscall_ = "posix_spawn";
+  pid_t pid_ = -1;
+};
+
+Napi::Value SpawnSupervisorAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const char* usage = "spawnSupervisorAsync(file, [fd0, fd1, fd2, fd3], onSpawned, onExit)";
+  std::string file;
+  if (!ArgString(info, 0, usage, &file)) return env.Undefined();
+  int fds[kSlots];
+  if (info.Length() < 4 || !ParseFds(info[1], fds) || !info[2].IsFunction() || !info[3].IsFunction()) {
+    Napi::TypeError::New(env, std::string("Usage: ") + usage).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  // Our own copies, so the caller may close its descriptors as soon as we return. One copy
+  // per distinct descriptor (the log is usually both 1 and 2).
+  int owned[kSlots] = {-1, -1, -1, -1};
+  for (int i = 0; i < kSlots; i++) {
+    for (int j = 0; j < i; j++)
+      if (fds[j] == fds[i]) owned[i] = owned[j];
+    if (owned[i] >= 0) continue;
+    owned[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, kSlots);
+    if (owned[i] < 0) {
+      int err = errno;
+      for (int j = 0; j < i; j++) {
+        bool again = false;
+        for (int k = 0; k < j; k++) again = again || owned[k] == owned[j];
+        if (!again) close(owned[j]);
+      }
+      SpawnError(env, file, err, "fcntl").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  auto* work = new SpawnWork(info[2].As<Napi::Function>(), info[3].As<Napi::Function>(), file, owned);
+  work->Queue();  // deleted by node-addon-api after OnOK
+  return env.Undefined();
 }
 
 // pidfd_open(2) exists (Linux 5.3+, not filtered by seccomp) and the C library has the spawn
@@ -403,6 +501,7 @@ Napi::Value CanSpawnSupervisor(const Napi::CallbackInfo& info) {
 
 void InitSpawn(Napi::Env env, Napi::Object exports) {
   exports.Set("spawnSupervisor", Napi::Function::New(env, SpawnSupervisor, "spawnSupervisor"));
+  exports.Set("spawnSupervisorAsync", Napi::Function::New(env, SpawnSupervisorAsync, "spawnSupervisorAsync"));
   exports.Set("canSpawnSupervisor", Napi::Function::New(env, CanSpawnSupervisor, "canSpawnSupervisor"));
 }
 

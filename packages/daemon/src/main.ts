@@ -106,6 +106,11 @@ export async function daemonMain(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   try {
     if (cmd === 'daemon' || cmd === '__daemon') {
+      // libuv's thread pool (read once, at its first use) carries both WAL
+      // syncs and supervisor spawns, each of which blocks a thread for a
+      // millisecond or more: four threads would let a burst of spawns delay
+      // the syncs that acknowledgements wait for.
+      process.env.UV_THREADPOOL_SIZE ??= '16';
       await runDaemon(parseDaemonArgs(rest));
       return 0;
     }

@@ -16,7 +16,7 @@ if (!built) {
     t.same(Object.keys(native.native()).sort(), [
       'accountByUid', 'canSpawnSupervisor', 'deviceClose', 'deviceDiscover', 'deviceOpen', 'deviceProbe', 'deviceVendors',
       'flockExclusive', 'flockUnlock', 'getNofileLimit', 'groupList',
-      'peerCred', 'setCloexec', 'setNofileLimit', 'spawnSupervisor',
+      'peerCred', 'setCloexec', 'setNofileLimit', 'spawnSupervisor', 'spawnSupervisorAsync',
     ]);
   });
 

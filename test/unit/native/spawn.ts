@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import { canSpawnSupervisor, flockExclusive, spawnSupervisor, stepdPath, accountByUid } from '../../../native/ts/index';
+import { canSpawnSupervisor, flockExclusive, spawnSupervisor, spawnSupervisorAsync, stepdPath, accountByUid } from '../../../native/ts/index';
 
 type Tap = typeof t;
 type Exit = [number | null, string | null];
@@ -400,3 +400,45 @@ if (!built) {
     t.equal(flockExclusive(probe), true, 'lock free once stepd is gone');
   });
 }
+
+t.test('spawnSupervisorAsync: spawns off the loop from copies of the descriptors', { skip: !canSpawnSupervisor() && 'no pidfd' }, async t => {
+  const dir = t.testdir();
+  const log = path.join(dir, 'out.log');
+  const child = script(dir, 'child.sh', 'ls /proc/$$/fd/ | sort -n | tr "\\n" " "; echo; cat; exit 7');
+  const input = path.join(dir, 'in');
+  fs.writeFileSync(input, 'from stdin\n');
+  const before = openFds();
+  const inFd = fs.openSync(input, 'r');
+  const logFd = fs.openSync(log, 'w');
+  const keep = setInterval(() => {}, 1000);
+  t.teardown(() => clearInterval(keep));
+  let spawnedPid = 0;
+  let exitResolve!: (e: Exit) => void;
+  const exited = new Promise<Exit>((res) => { exitResolve = res; });
+  const spawned = new Promise<number>((resolve, reject) => {
+    spawnSupervisorAsync(child, [inFd, logFd, logFd, logFd], (err, pid) => {
+      if (err) reject(err); else { spawnedPid = pid!; resolve(pid!); }
+    }, (code, signal) => exitResolve([code, signal]));
+  });
+  // The caller's descriptors can go at once: the addon holds its own copies.
+  fs.closeSync(inFd);
+  fs.closeSync(logFd);
+  t.equal(spawnedPid, 0, 'the pid is reported later, from the loop');
+  const pid = await spawned;
+  t.ok(pid > 0, 'spawned');
+  t.same(await exited, [7, null], 'the exit is reported after the spawn');
+  const text = fs.readFileSync(log, 'utf8');
+  // 0-3, plus the shell's own descriptor for its script (dash: 10).
+  t.match(text, /^0 1 2 3 (1\d )?\nfrom stdin\n$/, 'the child has exactly fds 0-3 and read the copied stdin');
+  await waitFor(() => openFds() === before, 'the copies to be closed');
+  t.equal(openFds(), before, 'no descriptor left behind');
+  t.same(zombies(), [], 'reaped');
+
+  const missing = await new Promise<Error>((resolve) => {
+    const fd = fs.openSync('/dev/null', 'r');
+    spawnSupervisorAsync(path.join(dir, 'no-such-file'), [fd, fd, fd, fd], (err) => resolve(err!), () => t.fail('no exit for a failed spawn'));
+    fs.closeSync(fd);
+  });
+  t.match(missing, { code: 'ENOENT', message: /^spawn .*no-such-file: No such file or directory$/ });
+  await waitFor(() => openFds() === before, 'the copies to be closed after a failure');
+});

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Outcome } from '@xlurm/protocol';
 import { jobPaths } from '@xlurm/protocol';
-import { canSpawnSupervisor, flockExclusive, flockUnlock, spawnSupervisor } from '@xlurm/native';
+import { canSpawnSupervisor, flockExclusive, flockUnlock, spawnSupervisorAsync } from '@xlurm/native';
 import type { StoredJob } from '../store/store';
 import { encodeStepdSpec } from './stepd-spec';
 import { jobArgv, jobEnv } from './job-env';
@@ -39,7 +39,11 @@ export interface RunnerEvents {
 const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM', 'ENOSPC', 'EDQUOT']);
 const transient = (e: unknown) => TRANSIENT.has((e as NodeJS.ErrnoException)?.code ?? '');
 
-/** A supervisor this daemon started: kill() is safe until exited (its pid cannot be reused before we reap it). */
+/**
+ * A supervisor this daemon started: kill() is safe until exited (its pid
+ * cannot be reused before we reap it). pid is 0 while the spawn is still
+ * under way on the thread pool; a kill() meanwhile is delivered once it is known.
+ */
 interface Child { pid: number; exited: boolean; kill(signal: NodeJS.Signals): void; unref(): void }
 
 export class Runner {
@@ -102,7 +106,7 @@ export class Runner {
       const child = this.spawn(job.id, [specFd, logFd, logFd, lockFd]);
       if (!child) return; // an 'error' event reports it
       this.children.set(job.id, child);
-      this.events.spawned(job.id, child.pid);
+      if (child.pid) this.events.spawned(job.id, child.pid);
     } catch (e) {
       // Nothing was spawned: a passing shortage only delays the job.
       if (transient(e)) { this.events.deferred(job.id, (e as Error).message); return; }
@@ -133,8 +137,23 @@ export class Runner {
   /** Start the supervisor; its end is reported through exited(). Throws (or, on the fallback, emits 'error') when it cannot start. */
   private spawn(id: number, fds: [number, number, number, number]): Child | undefined {
     if (this.nativeSpawn) {
-      const child: Child = { pid: 0, exited: false, kill: (sig) => { if (!child.exited) process.kill(child.pid, sig); }, unref: () => undefined };
-      child.pid = spawnSupervisor(this.stepd, fds, () => { child.exited = true; this.exited(id); });
+      let pendingSignal: NodeJS.Signals | undefined;
+      const child: Child = {
+        pid: 0, exited: false, unref: () => undefined,
+        kill: (sig) => { if (child.exited) return; if (child.pid) process.kill(child.pid, sig); else pendingSignal = sig; },
+      };
+      // posix_spawn runs on the thread pool; our descriptors are copied
+      // before this returns, so launch() may close its own.
+      spawnSupervisorAsync(this.stepd, fds, (err, pid) => {
+        if (err || !pid) {
+          this.children.delete(id);
+          this.spawnFailed(id, err ?? new Error('no pid'));
+          return;
+        }
+        child.pid = pid;
+        this.events.spawned(id, pid);
+        if (pendingSignal) child.kill(pendingSignal);
+      }, () => { child.exited = true; this.exited(id); });
       return child;
     }
     const cp = spawn(this.stepd, [], { stdio: fds, detached: true, env: {}, cwd: '/' });
@@ -159,7 +178,7 @@ export class Runner {
   }
 
   private spawnFailed(id: number, e: Error): void {
-    if (this.children.has(id)) return; // an error after a successful spawn (e.g. kill failure)
+    if (this.children.get(id)?.pid) return; // an error after a successful spawn (e.g. kill failure)
     // spawn(2) never happened (no pid): a passing shortage only delays the job.
     if (transient(e)) { this.events.deferred(id, e.message); return; }
     this.events.finished(id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: `cannot start process executor worker: ${e.message}` });
