@@ -1,6 +1,9 @@
-/* The job spec, read from stdin (a pipe from the daemon; never argv, which every user can read
- * in ps). Format: NUL-terminated byte strings, in order:
- *   "XLURM-STEPD-1", job_id, result_path, cancel_path, uid, gid, owner_name,
+/* The job spec, read from stdin (an unlinked file the daemon wrote; never argv, which every user
+ * can read in ps). Format: NUL-terminated byte strings, in order:
+ *   "XLURM-STEPD-2", job_id, result_path, cancel_path, uid, gid, owner_name,
+ *   ngroups, groups[ngroups] (the owner's supplementary groups, gid included, as the daemon
+ *   resolved them when it launched the job: the supervisor and the job's child never load NSS
+ *   modules, which cost milliseconds per job and ~0.5 MiB per supervisor),
  *   switch_user ("1"|"0"), cwd, time_limit_secs ("0" = none), argc (>= 1), argv[argc],
  *   envc, env[envc] ("KEY=VALUE", arbitrary bytes)
  * and nothing after the last string. */
@@ -124,6 +127,18 @@ int spec_read(int fd, struct job_spec *spec)
     if (!(s = next(&c)) || s[0] == '\0')
         return -1;
     spec->owner = s;
+    /* NGROUPS_MAX is 65536 on Linux; the count is checked against the bytes left as well. */
+    if (next_u64(&c, 65536, &v) < 0 || v > c.len - c.pos)
+        return -1;
+    spec->ngroups = (size_t)v;
+    spec->groups = malloc((spec->ngroups ? spec->ngroups : 1) * sizeof *spec->groups);
+    if (!spec->groups)
+        return -1;
+    for (size_t i = 0; i < spec->ngroups; i++) {
+        if (next_u64(&c, (gid_t)-2, &v) < 0)
+            return -1;
+        spec->groups[i] = (gid_t)v;
+    }
     if (next_u64(&c, 1, &v) < 0)
         return -1;
     spec->switch_user = (int)v;

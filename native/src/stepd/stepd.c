@@ -10,10 +10,10 @@
  *         flock(2). We keep it open (close-on-exec) until we exit, so the lock means "the
  *         supervisor is alive", which is how a daemon, even a restarted one, learns the end.
  *         Right before the payload is forked we write "started\n" at offset 0 of the lock
- *         file (the daemon hands it over empty): a restarted daemon that finds the lock free and
- *         no result can then tell "the supervisor died before the payload ever ran" (empty
- *         file) from "the payload ran". Not synced: it must survive a daemon crash, not a
- *         power loss; a failed write is ignored (a full disk must not stop the job).
+ *         file (the daemon hands it over holding "spawn\n"): a restarted daemon that finds the
+ *         lock free and no result can then tell "the supervisor died before the payload ever
+ *         ran" (still "spawn") from "the payload ran". Not synced: it must survive a daemon
+ *         crash, not a power loss; a failed write is ignored (a full disk must not stop the job).
  *
  * It becomes a child subreaper, forks the payload into a new process group as the job's owner
  * (supplementary groups, gid, uid, no_new_privs, cwd, parent-death signal, then exec), enforces
@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,43 +161,12 @@ static int cancel_signal_pending(void)
            sigismember(&pending, SIGUSR1) == 1;
 }
 
-/* getgrouplist(3) for the owner, growing the array as it asks. */
-static gid_t *owner_groups(const char *name, gid_t gid, int *count)
-{
-    long max = sysconf(_SC_NGROUPS_MAX);
-    int limit = max > 0 && max < (1 << 20) ? (int)max + 1 : 65537;
-    int size = 64;
-    for (;;) {
-        gid_t *groups = malloc((size_t)size * sizeof *groups);
-        if (!groups)
-            return NULL;
-        int n = size;
-        if (getgrouplist(name, gid, groups, &n) >= 0) {
-            *count = n;
-            return groups;
-        }
-        free(groups);
-        if (size >= limit)
-            return NULL;
-        size = n > size ? n : size * 2;
-        if (size > limit)
-            size = limit;
-    }
-}
-
-/* What the child reports up the pipe when the account check fails (errno values are > 0). */
-#define CHILD_ACCOUNT_CHANGED (-1)
-#define CHILD_NO_GROUPS (-2)
-
-/* Between fork and exec, in the order spec 6.3 fixes. Any failure sends errno (or one of the
- * CHILD_ codes) up the close-on-exec pipe and exits 127; a successful exec closes the pipe
- * (EOF = started). */
+/* Between fork and exec, in the order spec 6.3 fixes. Any failure sends errno up the
+ * close-on-exec pipe and exits 127; a successful exec closes the pipe (EOF = started). */
 static void __attribute__((noreturn))
 child(const struct job_spec *spec, int errfd, pid_t parent)
 {
     int err;
-    gid_t *groups = NULL;
-    int ngroups = 0;
 
     /* Handlers do not survive exec but ignored signals do (our SIGPIPE, or anything the daemon
      * ignored); the payload starts with every disposition at default and nothing blocked. */
@@ -227,22 +195,11 @@ child(const struct job_spec *spec, int errfd, pid_t parent)
         goto fail;
 
     if (spec->switch_user) {
-        /* The account is re-resolved now: a uid that was deleted or reassigned to another
-         * name since submission must not run the job under the new account. */
-        struct passwd *pw = getpwuid(spec->uid);
-        if (!pw || strcmp(pw->pw_name, spec->owner) != 0) {
-            err = CHILD_ACCOUNT_CHANGED;
-            goto report;
-        }
-        /* The recorded gid (the submitter's effective gid) is the primary group. */
-        groups = owner_groups(spec->owner, spec->gid, &ngroups);
-        if (!groups) {
-            err = CHILD_NO_GROUPS;
-            goto report;
-        }
-        /* setgroups before setresgid before setresuid: after the uid change we could no
+        /* The daemon re-resolved the account when it launched the job (a uid deleted or given
+         * to another name since submission fails there) and sent its groups: no NSS lookup
+         * here. setgroups before setresgid before setresuid: after the uid change we could no
          * longer change groups (credentials(7)). All three ids, so no saved id keeps root. */
-        if (setgroups((size_t)ngroups, groups) < 0)
+        if (setgroups(spec->ngroups, spec->groups) < 0)
             goto fail;
         if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
             goto fail;
@@ -269,7 +226,6 @@ child(const struct job_spec *spec, int errfd, pid_t parent)
     execvp(spec->argv[0], spec->argv);
 fail:
     err = errno;
-report:
     while (write(errfd, &err, sizeof err) < 0 && errno == EINTR) {
     }
     _exit(127);
@@ -400,8 +356,6 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
         return;
     }
 
-    /* With switch_user the account is re-resolved in the child (see child()), so the NSS
-     * modules it loads never map into this long-lived process (~0.5 MiB of RSS per job). */
     if (!spec->switch_user && (geteuid() != spec->uid || getegid() != spec->gid)) {
         /* A non-root daemon can only run its own user's jobs; groups stay untouched. */
         fail(o, "executor cannot assume the submitting user's identity", NULL, NULL);
@@ -443,12 +397,7 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
         }
         kill_and_reap_group(pid);
-        if (err == CHILD_ACCOUNT_CHANGED)
-            fail(o, "job owner's account changed since submission", NULL, NULL);
-        else if (err == CHILD_NO_GROUPS)
-            fail(o, "cannot resolve supplementary groups", NULL, NULL);
-        else
-            fail_exec(o, spec->argv[0], err);
+        fail_exec(o, spec->argv[0], err);
         return;
     }
 

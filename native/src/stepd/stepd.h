@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 /* Magic first string of the spec; bump the number on any format change. */
-#define STEPD_SPEC_MAGIC "XLURM-STEPD-1"
+#define STEPD_SPEC_MAGIC "XLURM-STEPD-2"
 
 /* The job spec. Every string points into one buffer owned by spec_read's caller for the rest
  * of the process's life. argv and envp are NULL-terminated, ready for execvp/environ. */
@@ -24,7 +24,9 @@ struct job_spec {
     uid_t uid;
     gid_t gid;
     const char *owner;       /* account name recorded at submission */
-    int switch_user;         /* 1: become uid/gid with owner's groups; 0: must already be them */
+    size_t ngroups;          /* the owner's supplementary groups, resolved by the daemon at launch */
+    gid_t *groups;
+    int switch_user;         /* 1: become uid/gid with those groups; 0: must already be them */
     const char *cwd;
     uint64_t time_limit;     /* seconds; 0 = none */
     size_t argc;

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Outcome } from '@xlurm/protocol';
 import { jobPaths } from '@xlurm/protocol';
-import { canSpawnSupervisor, flockExclusive, flockUnlock, spawnSupervisorAsync } from '@xlurm/native';
+import { accountByUid, canSpawnSupervisor, flockExclusive, flockUnlock, groupList, spawnSupervisorAsync } from '@xlurm/native';
 import type { StoredJob } from '../store/store';
 import { encodeStepdSpec } from './stepd-spec';
 import { jobArgv, jobEnv } from './job-env';
@@ -31,6 +31,9 @@ export interface RunnerEvents {
   /** The supervisor started (pid known). */
   spawned(id: number, pid: number): void;
 }
+
+/** The job's owner cannot be the job's identity (the message is the job's error). */
+class AccountError extends Error {}
 
 /**
  * Errors that say "not now" (descriptors, processes, memory, a full disk for
@@ -77,6 +80,7 @@ export class Runner {
     let lockFd = -1;
     let logFd = -1;
     try {
+      const groups = this.switchUser ? this.ownerGroups(job) : [];
       // The spec is complete before the supervisor exists: it reads it from
       // an unlinked file on its stdin, so a daemon that dies right after
       // spawn(2) leaves a supervisor that still runs its job (a pipe written
@@ -84,7 +88,7 @@ export class Runner {
       // 0700 jobs/ directory, and unlinked before the spawn.
       fs.writeFileSync(specFile, encodeStepdSpec({
         jobId: job.id, resultPath: p.result, cancelPath: p.cancel, uid: job.owner.uid, gid: job.owner.gid,
-        ownerName: job.owner.name, switchUser: this.switchUser, cwd: job.spec.cwd,
+        ownerName: job.owner.name, groups, switchUser: this.switchUser, cwd: job.spec.cwd,
         timeLimit: job.spec.time_limit ?? 0, argv: jobArgv(job), env: jobEnv(job),
       }), { mode: 0o600 });
       specFd = fs.openSync(specFile, 'r');
@@ -110,7 +114,7 @@ export class Runner {
     } catch (e) {
       // Nothing was spawned: a passing shortage only delays the job.
       if (transient(e)) { this.events.deferred(job.id, (e as Error).message); return; }
-      const msg = (e as Error).message === 'worker already running' ? 'worker already running'
+      const msg = e instanceof AccountError || (e as Error).message === 'worker already running' ? (e as Error).message
         : `cannot start process executor worker: ${(e as Error).message}`;
       this.events.finished(job.id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: msg });
     } finally {
@@ -119,6 +123,22 @@ export class Runner {
       if (specFd >= 0) fs.closeSync(specFd);
       if (logFd >= 0) fs.closeSync(logFd);
       if (lockFd >= 0) fs.closeSync(lockFd);
+    }
+  }
+
+  /**
+   * The owner's groups, looked up now: a uid deleted or given to another
+   * name since submission must not run the job under the new account.
+   * Resolved here, in the daemon, whose NSS modules are loaded already: in
+   * the job's child the same lookups cost milliseconds of dlopen per job.
+   */
+  private ownerGroups(job: StoredJob): number[] {
+    const account = accountByUid(job.owner.uid);
+    if (!account || account.name !== job.owner.name) throw new AccountError("job owner's account changed since submission");
+    try {
+      return groupList(account.name, job.owner.gid);
+    } catch {
+      throw new AccountError('cannot resolve supplementary groups');
     }
   }
 

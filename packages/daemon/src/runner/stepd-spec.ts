@@ -9,6 +9,8 @@ export interface StepdSpec {
   uid: number;
   gid: number;
   ownerName: string;
+  /** Supplementary groups (gid included), resolved at launch: the supervisor does no NSS lookup. */
+  groups: number[];
   switchUser: boolean;
   cwd: string;
   timeLimit: number;
@@ -18,8 +20,8 @@ export interface StepdSpec {
 
 export function encodeStepdSpec(s: StepdSpec): Buffer {
   const fields = [
-    'XLURM-STEPD-1', String(s.jobId), s.resultPath, s.cancelPath, String(s.uid), String(s.gid), s.ownerName,
-    s.switchUser ? '1' : '0', s.cwd, String(s.timeLimit), String(s.argv.length), ...s.argv,
+    'XLURM-STEPD-2', String(s.jobId), s.resultPath, s.cancelPath, String(s.uid), String(s.gid), s.ownerName,
+    String(s.groups.length), ...s.groups.map(String), s.switchUser ? '1' : '0', s.cwd, String(s.timeLimit), String(s.argv.length), ...s.argv,
     String(s.env.length), ...s.env,
   ];
   for (const f of fields) {
