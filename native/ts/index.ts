@@ -135,6 +135,15 @@ export function setNofileLimit(soft: number, hard: number): void {
 
 // ----- supervisor spawn (src/addon/spawn.cc) ------------------------------------------------
 
+/** Arguments common to both spawn calls: an absolute path and four descriptors. */
+function checkSpawn(file: string, fds: readonly number[]): void {
+  if (typeof file !== 'string' || !path.isAbsolute(file) || file.includes('\0')) {
+    throw new TypeError(`invalid executable path: ${String(file)}`);
+  }
+  if (!Array.isArray(fds) || fds.length !== 4) throw new TypeError('fds must be [fd0, fd1, fd2, fd3]');
+  for (const fd of fds) checkFd(fd);
+}
+
 /**
  * posix_spawn(3) `file` with argv [file] and an empty environment, cwd "/", in a new session
  * (POSIX_SPAWN_SETSID), empty signal mask and default dispositions for all signals
@@ -162,11 +171,7 @@ export function spawnSupervisor(
   fds: readonly [number, number, number, number],
   onExit: (code: number | null, signal: string | null) => void,
 ): number {
-  if (typeof file !== 'string' || !path.isAbsolute(file) || file.includes('\0')) {
-    throw new TypeError(`invalid executable path: ${String(file)}`);
-  }
-  if (!Array.isArray(fds) || fds.length !== 4) throw new TypeError('fds must be [fd0, fd1, fd2, fd3]');
-  for (const fd of fds) checkFd(fd);
+  checkSpawn(file, fds);
   if (typeof onExit !== 'function') throw new TypeError('onExit must be a function');
   return native().spawnSupervisor(file, [...fds], onExit);
 }
@@ -185,11 +190,7 @@ export function spawnSupervisorAsync(
   onSpawned: (err: Error | null, pid?: number) => void,
   onExit: (code: number | null, signal: string | null) => void,
 ): void {
-  if (typeof file !== 'string' || !path.isAbsolute(file) || file.includes('\0')) {
-    throw new TypeError(`invalid executable path: ${String(file)}`);
-  }
-  if (!Array.isArray(fds) || fds.length !== 4) throw new TypeError('fds must be [fd0, fd1, fd2, fd3]');
-  for (const fd of fds) checkFd(fd);
+  checkSpawn(file, fds);
   if (typeof onSpawned !== 'function' || typeof onExit !== 'function') throw new TypeError('onSpawned and onExit must be functions');
   native().spawnSupervisorAsync(file, [...fds], onSpawned, onExit);
 }
