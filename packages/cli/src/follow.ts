@@ -1,21 +1,43 @@
 /**
- * xrun's follower: one streaming `follow` connection carries state changes
- * and log bytes until the job has a result. If the connection drops (the
- * daemon restarted), it reconnects from the last byte written, every 100 ms
- * for up to 60 s, so log bytes are neither lost nor repeated. The first
- * SIGINT/SIGTERM asks the daemon to cancel the job (once, on a separate
- * connection) and following continues until the job's end.
+ * xrun's follower: a streaming `follow` connection carries state changes
+ * until the job has a result, and the job's log bytes reach stdout in one of
+ * two ways:
+ *
+ * - relayed by the daemon as raw frames on that connection (the general
+ *   case: the log is the daemon account's file, mode 0600 under a 0700
+ *   directory, which the job's owner cannot open, and the daemon checked the
+ *   caller's SO_PEERCRED identity against the job's owner);
+ * - read from the log file directly, when xrun runs as the daemon's own
+ *   account (root with the shared daemon, or the user of a private daemon):
+ *   the kernel already lets it open the file, so nothing is granted that it
+ *   did not have, and the bytes skip the daemon and the socket (the relay's
+ *   throughput is bounded by the socket buffer; see docs/performance.md).
+ *   The connection then asks for state changes only (`bytes: false`). A
+ *   daemon too old to know that field, or a log that cannot be opened as a
+ *   regular file of this account, falls back to the relay.
+ *
+ * If the connection drops (the daemon restarted), it reconnects from the
+ * last byte written, every 100 ms for up to 60 s, so log bytes are neither
+ * lost nor repeated. The first SIGINT/SIGTERM asks the daemon to cancel the
+ * job (once, on a separate connection) and following continues until the
+ * job's end.
  */
+import * as fs from 'node:fs';
 import type { Job } from '@xlurm/protocol';
 import { ConnectError, ConnectionClosed, request as realRequest, stream as realStream } from './client';
+import type { StreamEnd } from './client';
 import { CliError } from './errors';
 import { formatUtc } from './format/time';
 
 export interface FollowDeps {
   stream: typeof realStream;
   request: typeof realRequest;
-  /** Write log bytes; resolves when the bytes are accepted (backpressure). */
-  write(bytes: Buffer): Promise<void>;
+  /**
+   * Write log bytes. Returns nothing when they were written out at once, or
+   * a promise that resolves once they are (backpressure); the buffer is
+   * reused after that.
+   */
+  write(bytes: Buffer): void | Promise<void>;
   /** One status line on stderr. */
   status(line: string): void;
   now(): Date;
@@ -23,6 +45,11 @@ export interface FollowDeps {
   retryEveryMs?: number;
   retryForMs?: number;
   waitingAfterMs?: number;
+  /**
+   * The job log's path when this process may read it itself (it runs as the
+   * daemon's account); undefined or absent: the daemon relays the bytes.
+   */
+  logFile?(id: number): string | undefined;
 }
 
 /** Dropped connections and a daemon that is shutting down are worth retrying. */
@@ -39,6 +66,46 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** Read size of the direct path (one buffer, reused). */
+const DIRECT_CHUNK = 1 << 20;
+/** Backstop poll of the direct path (inotify wakes it sooner). */
+const DIRECT_POLL_MS = 250;
+/**
+ * Following a live job: after a read that caught up with the writer, and
+ * while the file stays quiet, look again after PAUSE_MIN_MS, doubling up to
+ * PAUSE_MAX_MS; once it was quiet for WATCH_AFTER_MS, wait on inotify. (As
+ * the daemon's relay does: reading on every inotify event meant a read per
+ * few KiB the job wrote, and a job slowed down by its own follower.)
+ */
+const PAUSE_MIN_MS = 1;
+const PAUSE_MAX_MS = 8;
+const WATCH_AFTER_MS = 30;
+/** Poll while the log does not exist yet (the job is about to start). */
+const DIRECT_OPEN_POLL_MS = 20;
+
+/** The log cannot be read directly: let the daemon relay it. */
+class RelayInstead extends Error {}
+
+/**
+ * Open the log read-only, or -1 while it does not exist yet. Anything but a
+ * regular file of this account (a link, a FIFO, another owner) is refused.
+ */
+function openLog(file: string): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return -1;
+    throw new RelayInstead((e as Error).message);
+  }
+  const st = fs.fstatSync(fd);
+  if (!st.isFile() || st.uid !== process.geteuid!()) {
+    fs.closeSync(fd);
+    throw new RelayInstead('not a regular file of this account');
+  }
+  return fd;
+}
+
 export class Follower {
   private id: number | undefined;
   private cancelRequested = false;
@@ -48,6 +115,8 @@ export class Follower {
   private lastState = 'PENDING';
   private startedPrinted = false;
   private finished = false;
+  /** Direct path: wakes the reader (log grew, job changed, end). */
+  private pokeReader: (() => void) | undefined;
 
   constructor(private readonly deps: FollowDeps) {}
 
@@ -96,9 +165,11 @@ export class Follower {
       this.startedPrinted = true;
       this.line('Task started.');
     }
+    this.pokeReader?.();
   }
 
-  private async onLog(offset: number, bytes: Buffer): Promise<void> {
+  /** Synchronous unless stdout applies backpressure: no promise per chunk on the fast path. */
+  private onLog(offset: number, bytes: Buffer): void | Promise<void> {
     let data = bytes;
     let at = offset;
     if (at < this.offset) { // already written before a reconnect
@@ -107,8 +178,136 @@ export class Follower {
       data = data.subarray(skip);
       at = this.offset;
     }
-    if (data.length) await this.deps.write(data);
-    this.offset = at + data.length;
+    const end = at + data.length;
+    const pending = data.length ? this.deps.write(data) : undefined;
+    if (!pending) { this.offset = end; return; }
+    return pending.then(() => { this.offset = end; });
+  }
+
+  /**
+   * The `follow` stream until its end, reconnecting while the daemon is away.
+   * `bytes` false: state changes only. `signal` stops it (with its reason).
+   */
+  private async followToEnd(id: number, bytes: boolean, signal: AbortSignal): Promise<StreamEnd> {
+    let retrySince: number | undefined;
+    for (;;) {
+      try {
+        return await this.deps.stream('follow', bytes ? { id, offset: this.offset } : { id, bytes: false }, {
+          onFirstFrame: () => { retrySince = undefined; },
+          onJob: (j) => this.noteJob(j),
+          onLog: (off, b) => (bytes ? this.onLog(off, b) : undefined),
+        }, { home: this.deps.home, signal });
+      } catch (e) {
+        if (signal.aborted) throw signal.reason;
+        if (!retryable(e)) throw e;
+        retrySince ??= Date.now();
+        if (Date.now() - retrySince >= (this.deps.retryForMs ?? 60_000)) throw e;
+        await sleep(this.deps.retryEveryMs ?? 100, signal);
+      }
+    }
+  }
+
+  /**
+   * Direct path: copy the log file from `this.offset` to stdout until `ended()`
+   * was true before a read that found nothing more. Rejects with RelayInstead
+   * when the file cannot be read as this account's regular file.
+   */
+  private async readLog(file: string, ended: () => boolean, signal: AbortSignal): Promise<void> {
+    const buf = Buffer.allocUnsafeSlow(DIRECT_CHUNK);
+    let fd = -1;
+    let watcher: fs.FSWatcher | undefined;
+    const unwatch = () => { watcher?.close(); watcher = undefined; };
+    let wake: (() => void) | undefined;
+    let dirty = true;
+    const poke = () => { dirty = true; const w = wake; wake = undefined; w?.(); };
+    const nap = (ms: number) => new Promise<void>((resolve) => { wake = resolve; setTimeout(poke, ms).unref(); });
+    let pause = PAUSE_MIN_MS;
+    let quietMs = 0;
+    this.pokeReader = poke;
+    signal.addEventListener('abort', poke, { once: true });
+    try {
+      for (;;) {
+        if (signal.aborted) throw signal.reason;
+        if (fd < 0) fd = openLog(file);
+        // Snapshot the end before reading: what was written before it is then all read.
+        const final = ended();
+        const n = fd >= 0 ? fs.readSync(fd, buf, 0, DIRECT_CHUNK, this.offset) : 0;
+        if (n > 0) {
+          const pending = this.deps.write(buf.subarray(0, n));
+          if (pending) await pending;
+          this.offset += n;
+          unwatch();
+          pause = PAUSE_MIN_MS;
+          quietMs = 0;
+          // Caught up with a live writer: let it write more before the next
+          // read. Else let the event loop run (signals, the state stream).
+          if (n < DIRECT_CHUNK && !final) await nap(PAUSE_MIN_MS);
+          else await new Promise<void>((r) => setImmediate(r));
+          continue;
+        }
+        if (final) return;
+        if (fd < 0) {
+          // Not created yet: the job is about to start (or never will; the end says so).
+          if (!dirty) await nap(DIRECT_OPEN_POLL_MS);
+        } else if (quietMs < WATCH_AFTER_MS) {
+          if (!dirty) await nap(pause);
+          quietMs += pause;
+          pause = Math.min(2 * pause, PAUSE_MAX_MS);
+        } else {
+          if (!watcher) {
+            try { watcher = fs.watch(file, { persistent: false }, poke); watcher.on('error', () => undefined); } catch { watcher = undefined; }
+            // A write between the last read and the watch has no event: read once more.
+            if (watcher) { dirty = false; continue; }
+          }
+          if (!dirty) await nap(DIRECT_POLL_MS);
+        }
+        dirty = false;
+      }
+    } finally {
+      this.pokeReader = undefined;
+      signal.removeEventListener('abort', poke);
+      unwatch();
+      if (fd >= 0) fs.closeSync(fd);
+    }
+  }
+
+  /**
+   * Follow with the direct path: the state stream and the file reader run
+   * together; the exit status is known once the stream ended and the reader
+   * drained the file. Resolves undefined when the relay must take over (at
+   * `this.offset`, nothing written twice).
+   */
+  private async followDirect(id: number, file: string): Promise<StreamEnd | undefined> {
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(this.abort.signal.reason);
+    this.abort.signal.addEventListener('abort', onAbort, { once: true });
+    let end: StreamEnd | undefined;
+    const reader = this.readLog(file, () => end !== undefined, stop.signal).then(
+      () => undefined,
+      (e) => { stop.abort(e); throw e; },
+    );
+    reader.catch(() => undefined); // observed below
+    try {
+      try {
+        end = await this.followToEnd(id, false, stop.signal);
+      } catch (e) {
+        const oldDaemon = e instanceof CliError && e.code === 'INVALID_REQUEST';
+        if (!stop.signal.aborted) stop.abort(e);
+        try { await reader; } catch (r) { if (!(r instanceof RelayInstead) && r !== e) throw r; }
+        if (oldDaemon || e instanceof RelayInstead) return undefined;
+        throw e;
+      }
+      this.pokeReader?.();
+      try {
+        await reader;
+      } catch (r) {
+        if (r instanceof RelayInstead) return undefined;
+        throw r;
+      }
+      return end;
+    } finally {
+      this.abort.signal.removeEventListener('abort', onAbort);
+    }
   }
 
   /** Follow `job` (as returned by submit) to its end; resolves with the exit status for xrun. */
@@ -120,30 +319,23 @@ export class Follower {
     const waiting = setTimeout(() => {
       if (!this.finished && this.lastState === 'PENDING' && !this.startedPrinted) this.line('Waiting for resources...');
     }, this.deps.waitingAfterMs ?? 1000);
-    let retrySince: number | undefined;
     try {
-      for (;;) {
-        try {
-          const end = await this.deps.stream('follow', { id, offset: this.offset }, {
-            onFirstFrame: () => { retrySince = undefined; },
-            onJob: (j) => this.noteJob(j),
-            onLog: (off, bytes) => this.onLog(off, bytes),
-          }, { home: this.deps.home, signal: this.abort.signal });
-          this.finished = true;
-          if (!end.job) throw new CliError('job not found');
-          this.noteJob(end.job);
-          const result = end.job.result;
-          if (!result) throw new CliError('unexpected response');
-          if (result.error) this.deps.status(`xlurm: ${result.error}`);
-          return result.exit_code;
-        } catch (e) {
-          if (this.fatal !== undefined) throw this.fatal;
-          if (!retryable(e)) throw e;
-          retrySince ??= Date.now();
-          if (Date.now() - retrySince >= (this.deps.retryForMs ?? 60_000)) throw e;
-          try { await sleep(this.deps.retryEveryMs ?? 100, this.abort.signal); } catch { throw this.fatal; }
-        }
+      const file = this.deps.logFile?.(id);
+      let end: StreamEnd | undefined;
+      try {
+        if (file !== undefined) end = await this.followDirect(id, file);
+        end ??= await this.followToEnd(id, true, this.abort.signal);
+      } catch (e) {
+        if (this.fatal !== undefined) throw this.fatal;
+        throw e;
       }
+      this.finished = true;
+      if (!end.job) throw new CliError('job not found');
+      this.noteJob(end.job);
+      const result = end.job.result;
+      if (!result) throw new CliError('unexpected response');
+      if (result.error) this.deps.status(`xlurm: ${result.error}`);
+      return result.exit_code;
     } finally {
       this.finished = true;
       clearTimeout(waiting);

@@ -11,18 +11,26 @@ function watchStdout(): void {
   process.stdout.on('error', (err) => { stdoutError = err; });
 }
 
-/** Write bytes to stdout; resolves once they are accepted (after 'drain' if needed). */
-export function writeOut(data: Buffer | string): Promise<void> {
+/**
+ * Write bytes to stdout. Returns nothing when they were written out at once
+ * (a file, /dev/null, a pipe with room), else a promise that resolves once
+ * they were (this write's callback). Either way the caller may reuse the
+ * buffer afterwards: log bytes arrive in a reused read buffer, and most
+ * chunks of a large log need no promise.
+ */
+export function writeOut(data: Buffer | string): Promise<void> | undefined {
   watchStdout();
   if (stdoutError) return Promise.reject(new CliError(osErrorText(stdoutError)));
+  const out = process.stdout;
+  let written = false;
+  let failed: Error | null | undefined;
+  let settle: (() => void) | undefined;
+  out.write(data, (err) => { written = true; failed = err; settle?.(); });
+  // Nothing queued: the bytes reached the descriptor synchronously (the callback follows on the next tick).
+  if (out.writableLength === 0 && !written) return undefined;
   return new Promise((resolve, reject) => {
-    const out = process.stdout;
-    const cleanup = () => { out.removeListener('drain', onDrain); out.removeListener('error', onError); };
-    const onDrain = () => { cleanup(); resolve(); };
-    const onError = (err: Error) => { cleanup(); reject(new CliError(osErrorText(err))); };
-    if (out.write(data)) { resolve(); return; }
-    out.on('drain', onDrain);
-    out.on('error', onError);
+    settle = () => (failed ? reject(new CliError(osErrorText(failed))) : resolve());
+    if (written) settle();
   });
 }
 

@@ -19,13 +19,32 @@ export const MAX_RAW_BYTES = 16 * 1024 * 1024;
  */
 export const MAX_REQUEST_DEPTH = 32;
 
-export interface Frame { msg: unknown; raw?: Buffer }
+/**
+ * A decoded frame. With `splitRaw`, a raw attachment arrives as several
+ * frames that share `msg`, each with the next piece of the bytes: `rawAt` is
+ * where the piece starts within the attachment.
+ */
+export interface Frame { msg: unknown; raw?: Buffer; rawAt?: number }
 
 export interface DecoderOptions {
   /** Refuse frames nested deeper than this (checked before JSON.parse). */
   maxDepth?: number;
   /** Frames may announce a raw attachment (responses); requests never carry one. Default true. */
   raw?: boolean;
+  /**
+   * Hand out a raw attachment piece by piece as it arrives (views of the
+   * pushed chunks) instead of once complete: no reassembly copy, no buffer
+   * of the attachment's size. Default false.
+   */
+  splitRaw?: boolean;
+  /**
+   * Pushed chunks are borrowed: valid only until push() returns (a reused
+   * read buffer). Bytes kept for a later frame (an incomplete JSON line) are
+   * copied; raw pieces handed out are views of the chunk, valid as long as
+   * the caller keeps the chunk unchanged. Meant for use with splitRaw (which
+   * keeps no attachment bytes). Default false.
+   */
+  borrowed?: boolean;
 }
 
 export class FrameTooLarge extends Error {
@@ -50,6 +69,8 @@ export class FrameDecoder {
   private buffered = 0;
   private pendingMsg: unknown = undefined;
   private pendingRaw = -1;
+  /** splitRaw: bytes of the current attachment already handed out. */
+  private rawDone = 0;
 
   constructor(private readonly maxJson: number, private readonly opts: DecoderOptions = {}) {}
 
@@ -60,6 +81,21 @@ export class FrameDecoder {
     if (chunk.length) { this.chunks.push(chunk); this.buffered += chunk.length; }
     const out: Frame[] = [];
     for (;;) {
+      if (this.pendingRaw >= 0 && this.opts.splitRaw) {
+        const left = this.pendingRaw - this.rawDone;
+        if (left > 0) {
+          if (this.buffered === 0) break;
+          const piece = this.take(Math.min(left, this.chunks[0]!.length));
+          out.push({ msg: this.pendingMsg, raw: piece, rawAt: this.rawDone });
+          this.rawDone += piece.length;
+          continue;
+        }
+        if (this.pendingRaw === 0) out.push({ msg: this.pendingMsg, raw: Buffer.alloc(0), rawAt: 0 });
+        this.pendingRaw = -1;
+        this.pendingMsg = undefined;
+        this.rawDone = 0;
+        continue;
+      }
       if (this.pendingRaw >= 0) {
         if (this.buffered < this.pendingRaw) break;
         const raw = this.take(this.pendingRaw);
@@ -94,6 +130,7 @@ export class FrameDecoder {
       }
       out.push({ msg });
     }
+    if (this.opts.borrowed && this.buffered > 0) this.chunks = [Buffer.concat(this.chunks, this.buffered)];
     return out;
   }
 

@@ -160,7 +160,10 @@ export const Ops = {
     res: Empty, doc: 'stream the job log from offset to its current end (owner or root)',
   },
   follow: {
-    req: Type.Object({ id: JobId, offset: Type.Optional(LogOffset) }, { additionalProperties: false }),
+    req: Type.Object({
+      id: JobId, offset: Type.Optional(LogOffset),
+      bytes: Type.Optional(Type.Boolean({ description: 'false: state changes only, no log bytes (a client that reads the log file itself); default true' })),
+    }, { additionalProperties: false }),
     res: Empty, doc: 'stream state changes and log bytes until the job has a result (owner or root)',
   },
   info: { req: Empty, res: Type.Array(DeviceView), doc: 'device views in inventory order' },

@@ -126,3 +126,63 @@ t.test('a handler error is not mistaken for a dropped connection', async (t) => 
   t.notOk(e instanceof ConnectionClosed);
   t.equal(e.message, 'Broken pipe (os error 32)');
 });
+
+t.test('streams: a large log frame reaches the handler in pieces with their own offsets, exact', async (t) => {
+  const big = Buffer.alloc(5 << 20);
+  for (let i = 0; i < big.length; i += 4) big.writeUInt32LE(i, i);
+  const d = await fakeDaemon(t, (c) => {
+    c.send({ v: 1, ok: true, event: 'log', offset: 1000 }, big);
+    c.send({ v: 1, ok: true, event: 'end', job: null, offset: 1000 + big.length });
+    c.socket.end();
+  });
+  const pieces: Array<[number, Buffer]> = [];
+  const end = await stream('log', { id: 1, offset: 1000 }, { onLog: (off, b) => { pieces.push([off, Buffer.from(b)]); } }, { home: d.home });
+  t.ok(pieces.length > 1, `pieces as they arrive, not one reassembled frame (${pieces.length})`);
+  let at = 1000;
+  for (const [off, b] of pieces) { t.equal(off, at); at += b.length; }
+  t.ok(Buffer.concat(pieces.map((p) => p[1])).equals(big), 'every byte, in order');
+  t.same(end, { job: null, offset: 1000 + big.length });
+});
+
+t.test('streams: a handler that returns a promise pauses reading until it settles', async (t) => {
+  const d = await fakeDaemon(t, (c) => {
+    for (let i = 0; i < 4; i++) c.send({ v: 1, ok: true, event: 'log', offset: i }, Buffer.from(String(i)));
+    c.send({ v: 1, ok: true, event: 'end', job: null, offset: 4 });
+    c.socket.end();
+  });
+  const seen: string[] = [];
+  let busy = false;
+  const end = await stream('log', { id: 1 }, {
+    onLog: (off, b) => {
+      t.notOk(busy, 'never called while a previous write is pending');
+      seen.push(b.toString());
+      if (off % 2) return undefined; // accepted at once
+      busy = true;
+      return new Promise<void>((r) => setTimeout(() => { busy = false; r(); }, 5));
+    },
+  }, { home: d.home });
+  t.same(seen, ['0', '1', '2', '3']);
+  t.equal(end.offset, 4);
+});
+
+t.test('streams: a piece handed to a pending handler stays unchanged until the handler settles', async (t) => {
+  // Reads go into one reused buffer: reading must stay paused while a handler holds a view of it.
+  const big = Buffer.alloc(4 << 20);
+  for (let i = 0; i < big.length; i += 4) big.writeUInt32LE(i * 2654435761 >>> 0, i);
+  const d = await fakeDaemon(t, (c) => {
+    c.send({ v: 1, ok: true, event: 'log', offset: 0 }, big);
+    c.send({ v: 1, ok: true, event: 'end', job: null, offset: big.length });
+    c.socket.end();
+  });
+  const got: Buffer[] = [];
+  let changed = 0;
+  await stream('log', { id: 1 }, {
+    onLog: (_off, b) => {
+      const copy = Buffer.from(b);
+      got.push(copy);
+      return new Promise<void>((r) => setTimeout(() => { if (!b.equals(copy)) changed++; r(); }, 1));
+    },
+  }, { home: d.home });
+  t.equal(changed, 0, 'no piece was overwritten while its handler ran');
+  t.ok(Buffer.concat(got).equals(big));
+});

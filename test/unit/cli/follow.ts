@@ -1,4 +1,5 @@
 import t from 'tap';
+import * as fs from 'node:fs';
 import { request, stream } from '../../../packages/cli/src/client';
 import { Follower, retryable, type FollowDeps } from '../../../packages/cli/src/follow';
 import { ConnectError, ConnectionClosed } from '../../../packages/cli/src/client';
@@ -219,4 +220,108 @@ t.test('what is worth retrying', async (t) => {
   t.ok(retryable(new CliError('bye', 'SHUTTING_DOWN')));
   t.notOk(retryable(new CliError('job not found', 'JOB_NOT_FOUND')));
   t.notOk(retryable(new Error('x')));
+});
+
+/** Deps of the direct path: the log is `file` (the harness's writes copy: the reader reuses its buffer). */
+function direct(home: string, file: string, over: Partial<FollowDeps> = {}) {
+  const h = harness(home, over);
+  h.deps.logFile = () => file;
+  return h;
+}
+
+t.test('direct path: state changes only from the daemon, the bytes from the log file, all of them', async (t) => {
+  const dir = tempDir(t);
+  const file = `${dir}/5.log`;
+  let conn: Conn | undefined;
+  const d = await fakeDaemon(t, (c) => { conn = c; c.send({ v: 1, ok: true, event: 'job', job: running() }); });
+  const h = direct(d.home, file);
+  const f = new Follower(h.deps);
+  const p = f.follow(job('PENDING'));
+  await until(() => conn !== undefined);
+  t.same(d.requests[0]!.args, { id: 5, bytes: false }, 'no bytes over the socket');
+  fs.writeFileSync(file, 'first\n'); // created once the job started
+  await until(() => h.text() === 'first\n');
+  fs.appendFileSync(file, 'second\n');
+  fs.appendFileSync(file, Buffer.alloc(3 << 20, 'x')); // more than one read
+  fs.appendFileSync(file, 'last\n'); // written just before the end: still read
+  conn!.send({ v: 1, ok: true, event: 'end', job: done('COMPLETED', 4), offset: 0 });
+  conn!.socket.end();
+  t.equal(await p, 4);
+  t.ok(Buffer.concat(h.out).equals(fs.readFileSync(file)), 'the whole log, once, in order');
+  t.equal(f.written, fs.statSync(file).size);
+  t.same(h.status, ['[xlurm] 2024-05-01 12:00:00 UTC Job 5: Task started.']);
+});
+
+t.test('direct path: a reconnect resumes the state stream; the bytes continue from the file', async (t) => {
+  const dir = tempDir(t);
+  const file = `${dir}/5.log`;
+  fs.writeFileSync(file, 'before ');
+  let n = 0;
+  let last: Conn | undefined;
+  const d = await fakeDaemon(t, (c) => {
+    n++;
+    c.send({ v: 1, ok: true, event: 'job', job: running() });
+    if (n === 1) { c.socket.destroy(); return; } // daemon restarted
+    last = c;
+  });
+  const h = direct(d.home, file);
+  const p = new Follower(h.deps).follow(running());
+  await until(() => last !== undefined && h.text() === 'before ');
+  fs.appendFileSync(file, 'after');
+  last!.send({ v: 1, ok: true, event: 'end', job: done('COMPLETED', 0), offset: 0 });
+  last!.socket.end();
+  t.equal(await p, 0);
+  t.equal(h.text(), 'before after');
+  t.same(d.requests.map((r) => r.args), [{ id: 5, bytes: false }, { id: 5, bytes: false }]);
+});
+
+t.test('direct path: a daemon that does not know `bytes` relays instead, from the bytes already written', async (t) => {
+  const dir = tempDir(t);
+  const file = `${dir}/5.log`;
+  const content = 'hello world';
+  fs.writeFileSync(file, content.slice(0, 6));
+  const d = await fakeDaemon(t, async (c) => {
+    if (c.req.args.bytes === false) {
+      await new Promise((r) => setTimeout(r, 20)); // the reader may have written some already
+      c.refuse('INVALID_REQUEST', 'invalid request: unknown field `bytes` in args');
+      return;
+    }
+    const from = c.req.args.offset ?? 0;
+    c.send({ v: 1, ok: true, event: 'log', offset: from }, Buffer.from(content.slice(from)));
+    c.send({ v: 1, ok: true, event: 'end', job: done('COMPLETED', 0), offset: content.length });
+    c.socket.end();
+  });
+  const h = direct(d.home, file);
+  t.equal(await new Follower(h.deps).follow(running()), 0);
+  t.equal(h.text(), content, 'nothing lost, nothing twice');
+  t.equal(d.requests.length, 2);
+  t.ok(d.requests[1]!.args.offset <= 6, 'relayed from where the file reader stopped');
+});
+
+t.test('direct path: a log that is not a regular file of this account is relayed instead', async (t) => {
+  const dir = tempDir(t);
+  fs.writeFileSync(`${dir}/elsewhere`, 'not the log');
+  fs.symlinkSync(`${dir}/elsewhere`, `${dir}/5.log`);
+  const d = await fakeDaemon(t, (c) => {
+    c.send({ v: 1, ok: true, event: 'job', job: running() });
+    if (c.req.args.bytes === false) return; // stays open until the follower gives it up
+    c.send({ v: 1, ok: true, event: 'log', offset: 0 }, Buffer.from('relayed'));
+    c.send({ v: 1, ok: true, event: 'end', job: done('COMPLETED', 0), offset: 7 });
+    c.socket.end();
+  });
+  const h = direct(d.home, `${dir}/5.log`);
+  t.equal(await new Follower(h.deps).follow(running()), 0);
+  t.equal(h.text(), 'relayed', 'the link was not followed');
+  t.same(d.requests[d.requests.length - 1]!.args, { id: 5, offset: 0 }, 'relayed from the start');
+});
+
+t.test('direct path: a job that never started (no log) ends without output', async (t) => {
+  const dir = tempDir(t);
+  const d = await fakeDaemon(t, (c) => {
+    c.send({ v: 1, ok: true, event: 'end', job: done('CANCELLED', 130, null, null), offset: 0 });
+    c.socket.end();
+  });
+  const h = direct(d.home, `${dir}/5.log`);
+  t.equal(await new Follower(h.deps).follow(job('PENDING')), 130);
+  t.equal(h.text(), '');
 });

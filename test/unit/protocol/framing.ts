@@ -32,3 +32,24 @@ t.test('request decoding: nesting is limited before parsing, raw attachments are
   t.same(frames.map((f) => f.msg), [{ op: 'status', raw: 16000000 }], 'a raw field is only a field: the frame is complete at its newline');
   t.notOk(frames[0]!.raw);
 });
+
+t.test('splitRaw: an attachment is handed out in pieces as it arrives, views of the pushed chunks', async (t) => {
+  const raw = Buffer.from(Array.from({ length: 300 }, (_, i) => i & 0xff));
+  const bytes = Buffer.concat([encodeFrame({ a: 1 }), encodeFrame({ event: 'log', offset: 7 }, raw), encodeFrame({ event: 'log' }, Buffer.alloc(0)), encodeFrame({ b: 2 })]);
+  for (const step of [1, 7, 64, 299, bytes.length]) {
+    const d = new FrameDecoder(1024, { splitRaw: true });
+    const frames = [];
+    for (let i = 0; i < bytes.length; i += step) frames.push(...d.push(bytes.subarray(i, i + step)));
+    t.same(frames[0]!.msg, { a: 1 });
+    const pieces = frames.filter((f) => (f.msg as any).offset === 7);
+    t.ok(pieces.every((f) => f.raw!.length > 0), `step ${step}: no empty pieces`);
+    let at = 0;
+    for (const f of pieces) { t.equal(f.rawAt, at); at += f.raw!.length; }
+    t.same(Buffer.concat(pieces.map((f) => f.raw!)), raw, `step ${step}: the bytes, in order`);
+    if (step === 1) t.equal(pieces.length, 300, 'one piece per pushed byte: nothing waits for the whole attachment');
+    const empty = frames.filter((f) => (f.msg as any).event === 'log' && (f.msg as any).offset === undefined);
+    t.same(empty.map((f) => [f.raw!.length, f.rawAt]), [[0, 0]], 'an empty attachment is one empty piece');
+    t.same(frames[frames.length - 1]!.msg, { b: 2 });
+    t.equal(d.bufferedBytes, 0);
+  }
+});

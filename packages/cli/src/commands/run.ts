@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import { jobPaths, resolveHome } from '@xlurm/protocol';
 import type { XCommand } from '../command';
 import { ExitWith, UsageError } from '../errors';
 import { captureEnv } from '../env';
@@ -18,6 +20,15 @@ export function runSubmission(args: Record<string, unknown> & { _: string[] }, e
   });
 }
 
+/**
+ * Does this process run as the account of the daemon behind `home` (its
+ * owner: the client verified the socket peer's SO_PEERCRED uid against it)?
+ * Then it may read its jobs' logs itself, and does (see follow.ts).
+ */
+export function runsAsDaemonAccount(home: string): boolean {
+  try { return fs.statSync(home).uid === process.geteuid!(); } catch { return false; }
+}
+
 const run: XCommand = {
   command: 'run',
   aliases: ['xrun'],
@@ -28,7 +39,11 @@ const run: XCommand = {
   builder: (y) => y.options(SUBMIT_OPTIONS),
   async handler(args) {
     const submission = runSubmission(args, captureEnv);
-    const follower = new Follower({ request, stream, write: writeOut, status: errLine, now: () => new Date() });
+    const home = resolveHome();
+    const follower = new Follower({
+      request, stream, write: writeOut, status: errLine, now: () => new Date(),
+      logFile: (id) => (runsAsDaemonAccount(home) ? jobPaths(home, id).log : undefined),
+    });
     const onSignal = () => follower.requestCancel();
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
