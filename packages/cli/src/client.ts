@@ -26,9 +26,51 @@ export interface ClientOptions {
   home?: string;
   /** Reply deadline for one-shot requests (ms); default 60 s. Streams have none. */
   timeoutMs?: number;
+  /** How long `BUSY` answers are retried before one is reported (ms); default 10 s. */
+  busyRetryForMs?: number;
 }
 
 const REQUEST_TIMEOUT_MS = 60_000;
+const BUSY_RETRY_FOR_MS = 10_000;
+const BUSY_FIRST_DELAY_MS = 20;
+const BUSY_MAX_DELAY_MS = 200;
+
+/** Delay before retry number `attempt` (0-based) after BUSY: 20, 40, 80, 160, 200, 200… ms, each 50–100 % of that. */
+export function busyDelay(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(BUSY_MAX_DELAY_MS, BUSY_FIRST_DELAY_MS * 2 ** Math.min(attempt, 8));
+  return Math.round(base * (0.5 + random() / 2));
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) { reject(signal.reason); return; }
+    const onAbort = () => { clearTimeout(t); reject(signal!.reason); };
+    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Run `attempt` again while the daemon answers BUSY (its connection limit:
+ * it refused the connection before reading the request, so nothing was done
+ * and any request, a submit too, is safe to send again), with a short,
+ * growing, jittered backoff, for at most `busyRetryForMs`; then the last
+ * BUSY is reported.
+ */
+async function retryBusy<T>(opts: ClientOptions, attempt: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  const limit = opts.busyRetryForMs ?? BUSY_RETRY_FOR_MS;
+  const since = Date.now();
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (!(e instanceof CliError && e.code === 'BUSY')) throw e;
+      const delay = busyDelay(n);
+      if (Date.now() - since + delay > limit) throw e;
+      await sleep(delay, signal);
+    }
+  }
+}
 
 type PeerCheck = (socket: net.Socket, home: string) => void;
 
@@ -117,8 +159,12 @@ function asObject(msg: unknown): ReplyShape {
   return msg as ReplyShape;
 }
 
-/** Send one request and return its result; a refusal becomes CliError(message). */
-export async function request<K extends OpName>(op: K, args: OpArgs<K>, opts: ClientOptions = {}): Promise<OpResult<K>> {
+/** Send one request and return its result; a refusal becomes CliError(message). BUSY is retried for a while. */
+export function request<K extends OpName>(op: K, args: OpArgs<K>, opts: ClientOptions = {}): Promise<OpResult<K>> {
+  return retryBusy(opts, () => requestOnce(op, args, opts));
+}
+
+async function requestOnce<K extends OpName>(op: K, args: OpArgs<K>, opts: ClientOptions): Promise<OpResult<K>> {
   const socket = await connect(opts.home ?? resolveHome());
   return new Promise<OpResult<K>>((resolve, reject) => {
     const decoder = new FrameDecoder(MAX_RESPONSE_BYTES);
@@ -182,12 +228,13 @@ export interface StreamOptions extends ClientOptions {
  * slows the daemon down instead of filling memory; handlers that return
  * nothing cost no promise. Log bytes are handed on as they arrive (pieces of
  * a frame, with their own offsets), never reassembled. EOF before `end`
- * rejects with ConnectionClosed.
+ * rejects with ConnectionClosed. BUSY (always the first and only frame) is
+ * retried for a while.
  */
 export function stream<K extends 'log' | 'follow'>(
   op: K, args: OpArgs<K>, handlers: StreamHandlers, opts: StreamOptions = {},
 ): Promise<StreamEnd> {
-  return streamOnce(op, args, handlers, opts);
+  return retryBusy(opts, () => streamOnce(op, args, handlers, opts), opts.signal);
 }
 
 /**

@@ -2,7 +2,7 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { ConnectError, ConnectionClosed, connect, request, setPeerCheck, stream } from '../../../packages/cli/src/client';
+import { ConnectError, ConnectionClosed, busyDelay, connect, request, setPeerCheck, stream } from '../../../packages/cli/src/client';
 import { fakeDaemon, tempDir } from './fake-daemon';
 
 const job = (state: string, extra: object = {}) => ({ id: 9, state, started_at: null, result: null, ...extra });
@@ -125,6 +125,60 @@ t.test('a handler error is not mistaken for a dropped connection', async (t) => 
   const e = await stream('log', { id: 1 }, { onLog: () => { throw new Error('Broken pipe (os error 32)'); } }, { home: d.home }).catch((x) => x);
   t.notOk(e instanceof ConnectionClosed);
   t.equal(e.message, 'Broken pipe (os error 32)');
+});
+
+t.test('BUSY (connection limit) is retried with a short, growing backoff, then reported', async (t) => {
+  let refusals = 2;
+  const d = await fakeDaemon(t, (c) => {
+    if (refusals-- > 0) c.refuse('BUSY', 'the scheduler is at its connection limit; retry shortly');
+    else c.reply({ id: 4 });
+  });
+  t.same(await request('submit', {} as any, { home: d.home }), { id: 4 }, 'answered once a slot was free');
+  t.equal(d.requests.length, 3, 'the request was sent again after each BUSY');
+
+  refusals = 1000;
+  const since = Date.now();
+  await t.rejects(request('status', {}, { home: d.home, busyRetryForMs: 300 }),
+    { name: 'CliError', code: 'BUSY', message: 'the scheduler is at its connection limit; retry shortly' });
+  const took = Date.now() - since;
+  t.ok(took >= 150 && took < 5000, `gave up after the retry window (${took} ms)`);
+
+  refusals = 1000;
+  const before = d.requests.length;
+  await t.rejects(request('status', {}, { home: d.home, busyRetryForMs: 0 }), { code: 'BUSY' });
+  t.equal(d.requests.length - before, 1, 'busyRetryForMs 0: no retry');
+});
+
+t.test('other refusals are not retried', async (t) => {
+  const d = await fakeDaemon(t, (c) => c.refuse('SHUTTING_DOWN', 'xlurm is shutting down'));
+  await t.rejects(request('status', {}, { home: d.home }), { code: 'SHUTTING_DOWN' });
+  t.equal(d.requests.length, 1);
+});
+
+t.test('streams retry BUSY too; an abort stops the retrying', async (t) => {
+  let refusals = 2;
+  const d = await fakeDaemon(t, (c) => {
+    if (refusals-- > 0) { c.refuse('BUSY', 'the scheduler is at its connection limit; retry shortly'); return; }
+    c.send({ v: 1, ok: true, event: 'log', offset: 0 }, Buffer.from('ok'));
+    c.send({ v: 1, ok: true, event: 'end', job: null, offset: 2 });
+    c.socket.end();
+  });
+  const got: string[] = [];
+  const end = await stream('log', { id: 1 }, { onLog: (_o, b) => { got.push(b.toString()); } }, { home: d.home });
+  t.same([got, end], [['ok'], { job: null, offset: 2 }]);
+  t.equal(d.requests.length, 3);
+
+  refusals = 1000;
+  const ac = new AbortController();
+  const p = stream('follow', { id: 1 }, { onLog: () => undefined }, { home: d.home, signal: ac.signal });
+  await new Promise((r) => setTimeout(r, 50));
+  ac.abort(new Error('interrupted'));
+  await t.rejects(p, { message: 'interrupted' });
+});
+
+t.test('BUSY backoff: 20 ms doubling to 200 ms, jittered to 50-100 %', async (t) => {
+  t.same([0, 1, 2, 3, 4, 5, 20].map((n) => busyDelay(n, () => 1)), [20, 40, 80, 160, 200, 200, 200]);
+  t.same([0, 4].map((n) => busyDelay(n, () => 0)), [10, 100]);
 });
 
 t.test('streams: a large log frame reaches the handler in pieces with their own offsets, exact', async (t) => {
