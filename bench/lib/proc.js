@@ -7,13 +7,19 @@ const path = require('node:path');
 const { median, nowMs, over } = require('./stats');
 
 /**
- * @typedef {{ label: string, argv: string[], env?: NodeJS.ProcessEnv, cwd?: string, ok?: (code: number|null) => boolean }} Cmd
+ * @typedef {{ label: string, argv: string[], env?: NodeJS.ProcessEnv, cwd?: string, uid?: number, gid?: number, stdout?: number, ok?: (code: number|null) => boolean }} Cmd
  */
 
-/** Wall time (ms) of one call, stdio to /dev/null, as a user's shell sees it minus the shell. @param {Cmd} c */
+/**
+ * Wall time (ms) of one call, stdio to /dev/null (stdout: to that descriptor
+ * if given), as a user's shell sees it minus the shell; as uid/gid if given.
+ * @param {Cmd} c
+ */
 function timeOnce(c) {
   const t0 = nowMs();
-  const r = spawnSync(c.argv[0], c.argv.slice(1), { stdio: 'ignore', env: c.env ?? process.env, cwd: c.cwd });
+  const r = spawnSync(c.argv[0], c.argv.slice(1), {
+    stdio: ['ignore', c.stdout ?? 'ignore', 'ignore'], env: c.env ?? process.env, cwd: c.cwd, uid: c.uid, gid: c.gid,
+  });
   const ms = nowMs() - t0;
   const ok = c.ok ? c.ok(r.status) : r.status === 0;
   if (!ok) throw new Error(`${c.argv.join(' ')} failed: ${r.error?.message ?? `status ${r.status} signal ${r.signal}`}`);
