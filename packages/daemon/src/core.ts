@@ -8,6 +8,7 @@ import { XlurmError, isTerminal } from '@xlurm/protocol';
 import type { DaemonConfig } from './config';
 import type { DeviceManager } from './devices/manager';
 import type { Runner } from './runner/runner';
+import { PendingJobs } from './pending-jobs';
 import { schedule, type PendingJob } from './scheduler/schedule';
 import { toWireJob, type Store, type StoredJob } from './store/store';
 
@@ -18,7 +19,7 @@ export type JobListener = (job: Job) => void;
 
 export class Core {
   /** PENDING jobs in id (submission) order. */
-  readonly pending = new Map<number, StoredJob>();
+  readonly pending = new PendingJobs();
   readonly running = new Map<number, StoredJob>();
   private readonly listeners = new Map<number, Set<JobListener>>();
   private passQueued = false;
@@ -113,7 +114,7 @@ export class Core {
     // Nothing can start while every slot is taken: no work that grows with the queue.
     if (this.pending.size === 0 || this.running.size >= this.cfg.maxRunning) return;
     const decisions = schedule({
-      pending: this.pendingRequests(), running: this.running.size, maxRunning: this.cfg.maxRunning,
+      pending: this.pendingRequests(), cpuOnlyPending: this.pending.cpuOnly, running: this.running.size, maxRunning: this.cfg.maxRunning,
       inventory: this.devices.inventory, free: this.devices.freeKeys(),
     });
     if (decisions.length === 0) return;

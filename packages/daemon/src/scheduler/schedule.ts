@@ -13,6 +13,11 @@ export interface Decision { id: number; devices: Device[] }
 
 export interface SchedulerInput {
   pending: Iterable<PendingJob>;     // submission (id) order
+  /**
+   * How many of `pending` ask for no device, when the caller knows: the pass
+   * then stops once no device is free and none of those is left.
+   */
+  cpuOnlyPending?: number;
   running: number;                   // RUNNING jobs, CPU-only included
   maxRunning: number;
   inventory: readonly Device[];
@@ -32,8 +37,11 @@ export function schedule(input: SchedulerInput): Decision[] {
   const freeOf = new Map<string, number>();
   for (const d of input.inventory) if (input.free.has(deviceKey(d))) freeOf.set(d.kind, (freeOf.get(d.kind) ?? 0) + 1);
   let mostFree = Math.max(0, ...freeOf.values());
+  let cpuOnlyLeft = input.cpuOnlyPending ?? Infinity;
   for (const job of input.pending) {
     if (running >= input.maxRunning) break;
+    if (mostFree === 0 && cpuOnlyLeft <= 0) break; // nothing left that could fit
+    if (job.count === 0) cpuOnlyLeft--;
     if (job.count > (job.kind ? freeOf.get(job.kind) ?? 0 : mostFree)) continue;
     const devices = allocate(job, input.inventory, usable);
     if (!devices) continue;

@@ -60,3 +60,26 @@ t.test('jobs larger than any pool has free are skipped, per vendor, as devices a
   });
   t.same(d.map((x) => [x.id, x.devices.map(deviceKey)]), [[2, ['ascend:0', 'ascend:1']], [4, ['nvidia:0', 'nvidia:1']], [5, ['metax:3']]]);
 });
+
+t.test('a pass stops walking the queue once no device is free and no CPU-only job is left', async (t) => {
+  const two = new Set(['nvidia:0', 'nvidia:1']);
+  const counting = (jobs: Array<{ id: number; count: number; kind: null }>) => {
+    let pulled = 0;
+    return { pulled: () => pulled, iter: { *[Symbol.iterator]() { for (const j of jobs) { pulled++; yield j; } } } };
+  };
+  const gpuJobs = Array.from({ length: 1000 }, (_, i) => ({ id: i + 1, count: 1, kind: null }));
+  const a = counting(gpuJobs);
+  const d1 = schedule({ pending: a.iter, cpuOnlyPending: 0, running: 0, maxRunning: 32, inventory: inv, free: two });
+  t.same(d1.map((d) => d.id), [1, 2]);
+  t.equal(a.pulled(), 3, 'two started, the third shows nothing more can fit: the other 997 are not visited');
+
+  const withCpu = [...gpuJobs, { id: 1001, count: 0, kind: null }];
+  const b = counting(withCpu);
+  const d2 = schedule({ pending: b.iter, cpuOnlyPending: 1, running: 0, maxRunning: 32, inventory: inv, free: two });
+  t.same(d2.map((d) => d.id), [1, 2, 1001], 'a CPU-only job further down still starts');
+  t.equal(b.pulled(), 1001);
+
+  const c = counting(gpuJobs);
+  schedule({ pending: c.iter, running: 0, maxRunning: 32, inventory: inv, free: two });
+  t.equal(c.pulled(), 1000, 'without the count the whole queue is walked (it may hold CPU-only jobs)');
+});
