@@ -31,7 +31,8 @@ const rss = (d) => MiB(memory(d.pid)?.rssKiB ?? NaN);
 async function run(ctx) {
   const idle = []; const hist = []; const stepRss = []; const stepPss = [];
   const floor = await nodeFloor();
-  for (let r = 0; r < ctx.reps; r++) {
+  // Memory barely varies between repetitions: two suffice in --quick (which must stay under 2 min).
+  for (let r = 0; r < (ctx.quick ? 2 : ctx.reps); r++) {
     ctx.log(`memory, rep ${r + 1}`);
     const d = await startDaemon({ backend: 'none', maxRunning: 32 });
     try {
