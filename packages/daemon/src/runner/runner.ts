@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Outcome } from '@xlurm/protocol';
 import { jobPaths } from '@xlurm/protocol';
-import { accountByUid, canSpawnSupervisor, flockExclusive, flockUnlock, groupList, spawnSupervisorAsync } from '@xlurm/native';
+import { canSpawnSupervisor, flockExclusive, flockUnlock, spawnSupervisorAsync } from '@xlurm/native';
+import { accountFor, groupsFor } from '../accounts';
 import type { StoredJob } from '../store/store';
 import { encodeStepdSpec } from './stepd-spec';
 import { jobArgv, jobEnv } from './job-env';
@@ -127,16 +128,17 @@ export class Runner {
   }
 
   /**
-   * The owner's groups, looked up now: a uid deleted or given to another
-   * name since submission must not run the job under the new account.
-   * Resolved here, in the daemon, whose NSS modules are loaded already: in
-   * the job's child the same lookups cost milliseconds of dlopen per job.
+   * The owner's groups, looked up at launch (through the short-lived cache
+   * of accounts.ts): a uid deleted or given to another name since submission
+   * must not run the job under the new account. Resolved here, in the
+   * daemon, whose NSS modules are loaded already: in the job's child the
+   * same lookups cost milliseconds of dlopen per job.
    */
   private ownerGroups(job: StoredJob): number[] {
-    const account = accountByUid(job.owner.uid);
+    const account = accountFor(job.owner.uid);
     if (!account || account.name !== job.owner.name) throw new AccountError("job owner's account changed since submission");
     try {
-      return groupList(account.name, job.owner.gid);
+      return groupsFor(account.name, job.owner.gid);
     } catch {
       throw new AccountError('cannot resolve supplementary groups');
     }
