@@ -97,6 +97,9 @@ function storageError(e: unknown): XlurmError {
 /** WAL header + 1000 frames of 4 KiB pages (+24-byte frame headers), and some slack. */
 const WAL_PREGROW_BYTES = 32 + 1010 * (4096 + 24);
 
+/** Pause before a failed WAL sync is tried again for waiters that arrived during it. */
+const SYNC_RETRY_MS = 1000;
+
 export class Store {
   readonly db: Database.Database;
   private readonly stmts;
@@ -297,7 +300,11 @@ export class Store {
       if (e) this.onSyncError?.(e);
       else this.synced = Math.max(this.synced, upTo);
       this.settleSynced(e ? storageError(e) : null, upTo);
-      this.syncSoon();
+      if (!e) { this.syncSoon(); return; }
+      // A failing disk is retried on demand (the next commit or durable()),
+      // or after a pause for waiters that came meanwhile: never in a tight
+      // loop of syncs and log lines.
+      if (this.syncWaiters.length) setTimeout(() => this.syncSoon(), SYNC_RETRY_MS).unref();
     });
   }
 

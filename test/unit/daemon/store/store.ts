@@ -133,7 +133,9 @@ t.test('durability: nothing is reported durable before the WAL is fdatasync()ed;
   t.ok(second && third, 'both durable after the shared sync');
 
   // A failed sync is an error for its waiters, never a silent success.
+  let failing = 0;
   realFs.fdatasync = (_fd: number, cb: (e: Error | null) => void) => {
+    failing++;
     const e = Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
     setImmediate(() => cb(e));
   };
@@ -142,5 +144,9 @@ t.test('durability: nothing is reported durable before the WAL is fdatasync()ed;
   s.insert(owner, spec, 1);
   await t.rejects(s.durable(), /cannot write the job database: EIO/);
   t.equal(errors.length, 1, 'the store reports the failed sync');
+  for (let i = 0; i < 5; i++) await tick();
+  t.equal(failing, 1, 'a failing disk is not retried in a loop while nobody waits');
+  await t.rejects(s.durable(), /EIO/, 'the next waiter gets a fresh attempt');
+  t.equal(failing, 2);
   realFs.fdatasync = real;
 });
