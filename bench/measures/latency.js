@@ -4,14 +4,17 @@
  * Submit → start latency of a job that fits at once: from just before the
  * submit request is written to the moment the job's program runs. The job is
  * `date +%s.%N` (no shell), which prints the wall clock when it starts; the
- * floor is the same program spawned directly by this process. Slurm: sbatch
- * → "Allocate"/"_start_job" in slurmctld.log (ms stamps).
+ * floor is the same program, with the job's environment, spawned directly by
+ * this process. While the job starts, this process waits by reading the job's
+ * log every millisecond, not by asking the daemon: a `get` every few ms would
+ * take CPU from the start it measures (two vCPUs here). Slurm: sbatch →
+ * "Allocate"/"_start_job" in slurmctld.log (ms stamps).
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { over, median } = require('../lib/stats');
-const { startDaemon } = require('../lib/xlurm');
+const { baseEnv, poll, startDaemon } = require('../lib/xlurm');
 
 /** Wall clock in ms with sub-ms resolution (comparable to date +%s.%N). */
 const wallMs = () => performance.timeOrigin + performance.now();
@@ -31,10 +34,13 @@ async function run(ctx) {
       for (let i = 0; i < n; i++) {
         const t0 = wallMs();
         const id = await d.submit(['date', '+%s.%N']);
+        const log = path.join(d.home, 'jobs', `${id}.log`);
+        const printed = await poll(() => { try { const s = fs.readFileSync(log, 'utf8'); return s.endsWith('\n') && s; } catch { return false; } },
+          { timeoutMs: 60000, intervalMs: 1, what: `job ${id} output` });
+        a.push(dateMs(printed) - t0);
         await d.waitState(id, ['COMPLETED']);
-        a.push(dateMs(fs.readFileSync(path.join(d.home, 'jobs', `${id}.log`), 'utf8')) - t0);
         const t1 = wallMs();
-        f.push(dateMs(spawnSync('date', ['+%s.%N'], { encoding: 'utf8' }).stdout) - t1);
+        f.push(dateMs(spawnSync('date', ['+%s.%N'], { encoding: 'utf8', env: baseEnv() }).stdout) - t1);
       }
       xl.push(median(a)); floor.push(median(f));
     }

@@ -52,6 +52,7 @@ export interface XlurmNative {
   groupList(name: string, gid: number): number[];
   /** Set or clear FD_CLOEXEC on fd (fcntl(2)). */
   setCloexec(fd: number, on: boolean): void;
+  memfd(name: string): number;
   /** getrlimit/setrlimit for RLIMIT_NOFILE: [soft, hard]. */
   getNofileLimit(): [number, number];
   setNofileLimit(soft: number, hard: number): void;
@@ -124,6 +125,8 @@ export function groupList(name: string, gid: number): number[] {
   return native().groupList(name, gid);
 }
 export function setCloexec(fd: number, on: boolean): void { checkFd(fd); native().setCloexec(fd, on); }
+/** A new anonymous in-memory file (memfd_create(2), close-on-exec); throws with code ENOSYS where the kernel has none. */
+export function memfd(name: string): number { return native().memfd(name); }
 /** RLIMIT_NOFILE as [soft, hard]; RLIM_INFINITY is reported as Number.MAX_SAFE_INTEGER. */
 export function getNofileLimit(): [number, number] { return native().getNofileLimit(); }
 /** Set RLIMIT_NOFILE; Number.MAX_SAFE_INTEGER (or Infinity) means RLIM_INFINITY. */

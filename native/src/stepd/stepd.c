@@ -2,9 +2,9 @@
  * xlurm-stepd: supervises one job (spec section 6.3, architecture "A job's path" step 5).
  *
  * The daemon starts it in a new session, with an empty environment and cwd "/", with:
- *   fd 0  the job spec (spec.c): a file the daemon wrote completely and unlinked before
- *         starting us, so a daemon that dies right after the spawn still leaves us a whole
- *         spec. Read to EOF, then replaced by /dev/null.
+ *   fd 0  the job spec (spec.c): a memfd (or an unlinked file) the daemon wrote completely
+ *         before starting us, so a daemon that dies right after the spawn still leaves us a
+ *         whole spec. Read to EOF, then replaced by /dev/null.
  *   fd 1, fd 2  the job log (O_APPEND); our own errors go there as "xlurm: <message>"
  *   fd 3  the job lock: an open file description on which the daemon holds an exclusive
  *         flock(2). We keep it open (close-on-exec) until we exit, so the lock means "the
@@ -15,7 +15,7 @@
  *         ran" (still "spawn") from "the payload ran". Not synced: it must survive a daemon
  *         crash, not a power loss; a failed write is ignored (a full disk must not stop the job).
  *
- * It becomes a child subreaper, forks the payload into a new process group as the job's owner
+ * It becomes a child subreaper, starts the payload (a vfork, see start_payload) in a new process group as the job's owner
  * (supplementary groups, gid, uid, no_new_privs, cwd, parent-death signal, then exec), enforces
  * cancellation and the time limit (SIGTERM to the group, SIGKILL 1 s later), kills and reaps
  * the whole group after the leader exits, and writes the result atomically (result.c).
@@ -32,6 +32,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -161,36 +163,45 @@ static int cancel_signal_pending(void)
            sigismember(&pending, SIGUSR1) == 1;
 }
 
-/* Between fork and exec, in the order spec 6.3 fixes. Any failure sends errno up the
- * close-on-exec pipe and exits 127; a successful exec closes the pipe (EOF = started). */
-static void __attribute__((noreturn))
-child(const struct job_spec *spec, int errfd, pid_t parent)
+/* What the payload's child shares with us: it runs in our memory (CLONE_VM) while we wait
+ * (CLONE_VFORK), so it reports a failure by storing errno here, and we read it once clone
+ * returns, which is after its exec or its _exit. */
+struct child_args {
+    const struct job_spec *spec;
+    pid_t parent;
+    volatile int err;
+};
+
+/* Between clone and exec, in the order spec 6.3 fixes. Any failure stores errno in
+ * args->err and exits 127; a successful exec leaves it 0.
+ *
+ * This runs in the supervisor's own memory, on a stack of its own, while the supervisor is
+ * suspended (a vfork: no copy of the page tables, which here costs more than the rest of a
+ * job start; see docs/performance.md). So it changes no memory it shares with the
+ * supervisor except args->err and environ (which the supervisor restores), and makes the
+ * identity changes with raw system calls: glibc's wrappers would consult the thread list
+ * of the process whose memory this is. Signal dispositions and the mask are per process and
+ * per thread, not in that memory, so resetting them here leaves the supervisor's alone. */
+static int child(void *arg)
 {
-    int err;
+    struct child_args *a = arg;
+    const struct job_spec *spec = a->spec;
 
     /* Handlers do not survive exec but ignored signals do (our SIGPIPE, or anything the daemon
-     * ignored); the payload starts with every disposition at default and nothing blocked. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            sigaction(sig, &dfl, NULL); /* EINVAL for libc-reserved numbers: fine */
-    /* glibc's posix_spawn (how the daemon starts us) leaves its two internal signals (32, 33:
-     * SIGCANCEL, SIGSETXID) ignored in the new process, and the sigaction() wrapper refuses
-     * them (EINVAL). Reset them with the raw system call: an all-zero kernel sigaction is
-     * SIG_DFL, no flags, empty mask, whatever the architecture's field order. We are single
-     * threaded here, so glibc needs neither signal before the exec. */
+     * ignored); the payload starts with every disposition at default and nothing blocked.
+     * An all-zero kernel sigaction is SIG_DFL, no flags, empty mask, whatever the
+     * architecture's field order. The raw call also covers glibc's two internal signals
+     * (32, 33: SIGCANCEL, SIGSETXID), which posix_spawn (how the daemon starts us) leaves
+     * ignored and the sigaction() wrapper refuses (EINVAL). */
     static const unsigned long kernel_dfl[16];
-    for (int sig = 32; sig < SIGRTMIN; sig++)
-        syscall(SYS_rt_sigaction, sig, kernel_dfl, NULL, (size_t)(_NSIG / 8));
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int sig = 1; sig < _NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            syscall(SYS_rt_sigaction, sig, kernel_dfl, NULL, (size_t)(_NSIG / 8));
+    static const unsigned long none[16];
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, none, NULL, (size_t)(_NSIG / 8));
 
     /* New process group whose id is our pid, so the supervisor can signal and reap the whole
-     * job (including `cmd &` children) with kill(-pgid)/waitpid(-pgid). The parent makes the
-     * same call, so the group exists whichever of us runs first. */
+     * job (including `cmd &` children) with kill(-pgid)/waitpid(-pgid). */
     if (setpgid(0, 0) < 0)
         goto fail;
 
@@ -199,11 +210,11 @@ child(const struct job_spec *spec, int errfd, pid_t parent)
          * to another name since submission fails there) and sent its groups: no NSS lookup
          * here. setgroups before setresgid before setresuid: after the uid change we could no
          * longer change groups (credentials(7)). All three ids, so no saved id keeps root. */
-        if (setgroups(spec->ngroups, spec->groups) < 0)
+        if (syscall(SYS_setgroups, (size_t)spec->ngroups, spec->groups) < 0)
             goto fail;
-        if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
+        if (syscall(SYS_setresgid, spec->gid, spec->gid, spec->gid) < 0)
             goto fail;
-        if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
+        if (syscall(SYS_setresuid, spec->uid, spec->uid, spec->uid) < 0)
             goto fail;
     }
     /* prctl(2) PR_SET_NO_NEW_PRIVS: setuid binaries and file capabilities can no longer raise
@@ -217,18 +228,41 @@ child(const struct job_spec *spec, int errfd, pid_t parent)
      * supervisor died before this point the signal would never come, so check the parent. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         goto fail;
-    if (getppid() != parent)
+    if (getppid() != a->parent)
         _exit(125);
 
     /* Exactly the submitted environment; execvp searches the submitted PATH (it reads PATH
-     * from environ). */
+     * from environ, which the supervisor restores once we are gone). */
     environ = spec->envp;
     execvp(spec->argv[0], spec->argv);
 fail:
-    err = errno;
-    while (write(errfd, &err, sizeof err) < 0 && errno == EINTR) {
-    }
+    a->err = errno ? errno : EINVAL;
     _exit(127);
+}
+
+/* Starts child() as a vfork (CLONE_VM | CLONE_VFORK) on a stack of its own, as glibc's
+ * posix_spawn does; returns when it has exec'd or exited, with its pid, or -1 and errno. The
+ * stack holds execvp's path buffer and, for a script without "#!", the argument vector it
+ * builds for /bin/sh: room for argv plus 64 KiB. */
+static pid_t start_payload(struct child_args *a)
+{
+    size_t argc = 0;
+    while (a->spec->argv[argc])
+        argc++;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t size = (argc + 2) * sizeof(char *) + 64 * 1024;
+    size = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
+    void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        return -1;
+    char **saved = environ;
+    /* Stacks grow down on every architecture we build for (x86-64, aarch64). */
+    pid_t pid = clone(child, (char *)stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+    int err = errno;
+    environ = saved;
+    munmap(stack, size);
+    errno = err;
+    return pid;
 }
 
 /* "The payload may have run" (see the header comment). pwrite leaves the file offset alone.
@@ -362,42 +396,22 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
         return;
     }
 
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+    mark_started();
+    struct child_args args = {spec, self, 0};
+    pid_t pid = start_payload(&args);
+    if (pid < 0) {
         fail_exec(o, spec->argv[0], errno);
         return;
     }
-    mark_started();
-    pid_t pid = fork();
-    if (pid < 0) {
-        int err = errno;
-        close(pipefd[0]);
-        close(pipefd[1]);
-        fail_exec(o, spec->argv[0], err);
-        return;
-    }
-    if (pid == 0)
-        child(spec, pipefd[1], self);
-
     int64_t start = now_ns();
-    close(pipefd[1]);
-    /* Same call as the child's: whichever runs first creates the group. EACCES (the child
-     * already exec'd, so it already did it) and ESRCH (already gone) are fine. */
+    /* The child already did the same (it has exec'd or exited by now): EACCES or ESRCH. */
     setpgid(pid, pid);
-
-    /* Wait for exec: EOF means it happened (close-on-exec), an int is the child's errno. */
-    int err = 0;
-    ssize_t n;
-    do
-        n = read(pipefd[0], &err, sizeof err);
-    while (n < 0 && errno == EINTR);
-    close(pipefd[0]);
-    if (n == (ssize_t)sizeof err) {
+    if (args.err) {
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
         }
         kill_and_reap_group(pid);
-        fail_exec(o, spec->argv[0], err);
+        fail_exec(o, spec->argv[0], args.err);
         return;
     }
 

@@ -244,6 +244,15 @@ if (!built) {
     t.not(pgid, r.pid);
   });
 
+  t.test('the payload starts with no signal ignored or blocked', async t => {
+    // The supervisor ignores SIGPIPE and blocks its cancel signals, and starts
+    // the payload in its own memory (a vfork); the payload still gets the
+    // defaults. grep is exec'd directly, so these lines are the payload's own.
+    // (That the supervisor keeps its own mask is what the cancel tests show.)
+    const r = await runJob(t, { argv: ['grep', '-E', '^Sig(Ign|Blk):', '/proc/self/status'] });
+    t.equal(r.logText, 'SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n');
+  });
+
   t.test('the lock is held while stepd runs and free after it exits', async t => {
     let heldDuring: boolean | undefined;
     const r = await runJob(t, {
