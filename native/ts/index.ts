@@ -73,7 +73,18 @@ export interface XlurmNative {
     onExit: (code: number | null, signal: string | null) => void): void;
   /** pidfd_open(2) and the C library's spawn extensions are available. */
   canSpawnSupervisor(): boolean;
+  launcherPair(): [number, number];
+  launcherWatch(fd: number, onMessage: (op: number, tag: number, value: number) => void): LauncherHandle;
+  launcherSpawn(handle: LauncherHandle, tag: number, fds: number[]): void;
+  launcherSignal(handle: LauncherHandle, tag: number, signal: number): void;
+  launcherClose(handle: LauncherHandle): void;
 }
+
+/** The daemon's end of a running supervisor launcher (`xlurm-stepd --launcher`). */
+export type LauncherHandle = { readonly __launcher: unique symbol };
+
+/** Messages from the launcher (native/src/stepd/launcher.h); CLOSED: its end is gone. */
+export const LAUNCH = { CLOSED: 0, SPAWNED: 3, EXITED: 4 } as const;
 
 const here = path.resolve(__dirname, '..');
 const candidates = [
@@ -204,6 +215,38 @@ export function spawnSupervisorAsync(
  * child_process.
  */
 export function canSpawnSupervisor(): boolean { return native().canSpawnSupervisor(); }
+
+/**
+ * A SOCK_SEQPACKET pair, both close-on-exec: [the daemon's end, the launcher's end (its fd 3)].
+ */
+export function launcherPair(): [number, number] { return native().launcherPair(); }
+
+/**
+ * Watch the daemon's end (which it now owns and closes): onMessage(op, tag, value) for each
+ * LAUNCH.SPAWNED (value: pid, 0 when started but not tracked, or -errno) and LAUNCH.EXITED
+ * (value: wait status), then LAUNCH.CLOSED once when the launcher's end is gone.
+ */
+export function launcherWatch(fd: number, onMessage: (op: number, tag: number, value: number) => void): LauncherHandle {
+  checkFd(fd);
+  if (typeof onMessage !== 'function') throw new TypeError('onMessage must be a function');
+  return native().launcherWatch(fd, onMessage);
+}
+
+/** Ask the launcher to fork a supervisor on these fds 0-3 (sent, not copied: the caller may close its own). Throws EAGAIN, EPIPE... */
+export function launcherSpawn(handle: LauncherHandle, tag: number, fds: readonly [number, number, number, number]): void {
+  checkId(tag, 'tag');
+  for (const fd of fds) checkFd(fd);
+  native().launcherSpawn(handle, tag, [...fds]);
+}
+
+/** Ask the launcher to signal the supervisor `tag` unless it has reaped it already. */
+export function launcherSignal(handle: LauncherHandle, tag: number, signal: number): void {
+  checkId(tag, 'tag');
+  native().launcherSignal(handle, tag, signal);
+}
+
+/** Stop watching and close the daemon's end: the launcher exits (its supervisors do not). */
+export function launcherClose(handle: LauncherHandle): void { native().launcherClose(handle); }
 
 // ----- vendor device libraries (src/addon/device.cc) -----------------------------------------
 

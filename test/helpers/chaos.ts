@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Daemon, tempHome } from './daemon';
-import { Rng, exchange, fdTarget, pidsByComm, stopSupervisorsOf } from './probe';
+import { Rng, exchange, fdTarget, launcherOf, pidsByComm, stopSupervisorsOf } from './probe';
 import { waitFor } from './wait';
 
 export const VANISHED = 'executor worker disappeared without an exit result';
@@ -48,6 +48,8 @@ export interface ChaosOptions {
   victims?: number;
   /** Daemon uptime between SIGKILLs: uniform in [min, max] ms. */
   killEveryMs?: [number, number];
+  /** Also SIGKILL the supervisor launcher, at a random moment of about half the daemon's uptimes (default true). */
+  killLauncher?: boolean;
   /** How long the audit may wait for the last jobs to end (ms). */
   settleMs?: number;
   log?: (line: string) => void;
@@ -66,6 +68,7 @@ export interface ChaosReport {
   rejected: number;
   daemonKills: number;
   supervisorKills: number;
+  launcherKills: number;
   jobs: number;
   states: Record<string, number>;
   vanishedWithoutStart: number;
@@ -120,6 +123,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const victims: Attempt[] = [];
   const killedSupervisors = new Set<number>(); // job ids
   let daemonKills = 0;
+  let launcherKills = 0;
   let up = true;
   let seq = 0;
   const accepted = () => attempts.filter((a) => a.outcome === 'accepted').length;
@@ -195,7 +199,19 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     while (submitting()) {
       const wait = rng.int(kMin, kMax);
       const next = Date.now() + wait;
-      while (Date.now() < next && submitting()) { await killVictims(); await sleep(50); }
+      // The launcher dies at a random moment of about half the uptimes (its supervisors live on).
+      let launcherAt = (opts.killLauncher ?? true) && rng.chance(0.5) ? Date.now() + rng.int(0, wait) : Infinity;
+      while (Date.now() < next && submitting()) {
+        await killVictims();
+        if (Date.now() >= launcherAt) {
+          const pid = d.proc?.pid !== undefined ? launcherOf(d.proc.pid) : undefined;
+          if (pid !== undefined) {
+            try { process.kill(pid, 'SIGKILL'); launcherKills++; log(`chaos: SIGKILL launcher ${pid}`); } catch { /* gone */ }
+          }
+          launcherAt = Infinity;
+        }
+        await sleep(50);
+      }
       if (!submitting()) break;
       up = false;
       await d.kill('SIGKILL');
@@ -350,6 +366,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     rejected: attempts.filter((a) => a.outcome === 'rejected').length,
     daemonKills,
     supervisorKills: killedSupervisors.size,
+    launcherKills,
     jobs: jobs.size,
     states,
     vanishedWithoutStart,

@@ -42,6 +42,16 @@ export function pidsByComm(name: string): number[] {
   return out;
 }
 
+/** The daemon's supervisor launcher (its child `xlurm-stepd --launcher`), if one runs. */
+export function launcherOf(daemonPid: number): number | undefined {
+  return pidsByComm('xlurm-stepd').find((pid) => {
+    try {
+      const ppid = Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      return ppid === daemonPid && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--launcher');
+    } catch { return false; }
+  });
+}
+
 /**
  * SIGTERM (a cancel request) every supervisor whose log lies under `home`:
  * a failed test must not leave its jobs running after its daemon is gone.

@@ -14,6 +14,7 @@ constexpr Initialiser kInitialisers[] = {
     xlurm::InitFd,
     xlurm::InitRlimit,
     xlurm::InitSpawn,
+    xlurm::InitLauncher,
     xlurm::InitDevices,
 };
 

@@ -35,7 +35,8 @@ void InitFlock(Napi::Env env, Napi::Object exports);     // flock.cc
 void InitAccounts(Napi::Env env, Napi::Object exports);  // accounts.cc
 void InitFd(Napi::Env env, Napi::Object exports);        // fd.cc
 void InitRlimit(Napi::Env env, Napi::Object exports);    // rlimit.cc
-void InitSpawn(Napi::Env env, Napi::Object exports);     // spawn.cc
+void InitSpawn(Napi::Env env, Napi::Object exports);
+void InitLauncher(Napi::Env env, Napi::Object exports);  // launcher.cc
 void InitDevices(Napi::Env env, Napi::Object exports);   // device.cc (vendor libraries: device.h)
 
 }  // namespace xlurm

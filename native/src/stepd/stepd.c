@@ -24,6 +24,7 @@
  * descriptors, invalid spec, result write failure), with the reason in the log.
  */
 #include "stepd.h"
+#include "launcher.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -476,14 +477,22 @@ static int finish(const char *result_path, const struct outcome *o)
 
 int main(int argc, char **argv)
 {
-    (void)argv;
     ensure_std_fds();
-
-    /* The job spec arrives on stdin only; arguments are a caller error. */
+    if (argc == 2 && strcmp(argv[1], "--launcher") == 0)
+        return launcher_main();
+    /* The job spec arrives on stdin only; other arguments are a caller error. */
     if (argc > 1) {
         say("invalid worker arguments", NULL, NULL);
         return 1;
     }
+    return supervisor_main();
+}
+
+/* The supervisor, from its inherited descriptors (see the header comment) to its result. Run
+ * by main() in an exec'd xlurm-stepd, or in a child forked by the launcher (launcher.c), which
+ * arrives here with the same descriptors, a session of its own and the same signals blocked. */
+int supervisor_main(void)
+{
 
     /* The inherited lock: it must be open, and must not leak into the job (close-on-exec),
      * or a payload's background process could hold the lock after we are gone. */

@@ -15,11 +15,14 @@ import type { StoredJob } from '../store/store';
 import { encodeStepdSpec } from './stepd-spec';
 import { jobArgv, jobEnv } from './job-env';
 import { writeFileAtomic } from './atomic';
+import { SupervisorLauncher } from './launcher';
 
 export const VANISHED = 'executor worker disappeared without an exit result';
 /** What launch writes into a job's lock file; xlurm-stepd overwrites it with "started" before it forks the payload. */
 const SPAWN_MARK = 'spawn\n';
 const ADOPTED_POLL_MS = 100;
+/** Pause before starting another launcher after one failed or went away (jobs start directly meanwhile). */
+const LAUNCHER_RETRY_MS = 1000;
 
 export interface RunnerEvents {
   /** The supervisor is gone and its outcome is known. */
@@ -62,6 +65,11 @@ export class Runner {
   private readonly lockTrouble = new Set<number>();
   private readonly adopted = new Set<number>();
   private adoptTimer: NodeJS.Timeout | undefined;
+  /** Forks supervisors (see launcher.ts); started on first use, again after a loss. */
+  private launcher: SupervisorLauncher | undefined;
+  /** No new launcher before this time (after one failed to start or went away). */
+  private launcherRetryAt = 0;
+  private stopped = false;
 
   constructor(
     private readonly home: string,
@@ -187,6 +195,30 @@ export class Runner {
 
   /** Start the supervisor; its end is reported through exited(). Throws (or, on the fallback, emits 'error') when it cannot start. */
   private spawn(id: number, fds: [number, number, number, number]): Child | undefined {
+    const launcher = this.currentLauncher();
+    if (launcher?.accepts(id)) {
+      const child: Child = {
+        pid: 0, exited: false, unref: () => undefined,
+        // Requests are handled in order: a signal sent before the pid is known still reaches it.
+        kill: (sig) => { if (!child.exited) launcher.signal(id, sig); },
+      };
+      try {
+        launcher.spawn(id, fds, {
+          onSpawned: (err, pid) => {
+            if (err) { this.children.delete(id); this.spawnFailed(id, err); return; }
+            if (pid === 0) { this.children.delete(id); this.adopt([id]); return; } // not tracked: watch the lock
+            child.pid = pid;
+            this.events.spawned(id, pid);
+          },
+          onExit: () => { child.exited = true; this.exited(id); },
+        });
+        return child;
+      } catch (e) {
+        // A full socket (the launcher is not keeping up) only delays the job; a broken one
+        // means the launcher is going away: start this job directly.
+        if (transient(e) || (e as NodeJS.ErrnoException).code === 'ENOBUFS') throw e;
+      }
+    }
     if (this.nativeSpawn) {
       let pendingSignal: NodeJS.Signals | undefined;
       const child: Child = {
@@ -220,6 +252,32 @@ export class Runner {
     };
     cp.once('exit', () => this.exited(id));
     return child;
+  }
+
+  /** The launcher to use now, starting one if none runs (and none failed in the last second). */
+  private currentLauncher(): SupervisorLauncher | undefined {
+    if (this.launcher?.alive) return this.launcher;
+    const now = Date.now();
+    if (this.stopped || now < this.launcherRetryAt) return undefined;
+    this.launcher = SupervisorLauncher.start(this.stepd, this.log, (ids) => this.launcherLost(ids));
+    if (!this.launcher) this.launcherRetryAt = now + LAUNCHER_RETRY_MS;
+    return this.launcher;
+  }
+
+  /**
+   * The launcher went away (killed, or crashed) owing answers for these jobs. Each job's
+   * supervisor may or may not have been forked; its lock tells, as after a daemon restart
+   * (in the same boot, so the lock's mark can be trusted): a free lock that still says
+   * SPAWN_MARK with no result means nothing ran (the job waits for a new start), anything
+   * else is watched through the lock.
+   */
+  private launcherLost(ids: number[]): void {
+    this.log(`supervisor launcher exited; watching ${ids.length} job(s) through their locks`);
+    this.launcherRetryAt = Date.now() + LAUNCHER_RETRY_MS;
+    for (const id of ids) {
+      this.children.delete(id);
+      if (!this.neverStarted(id, 'the supervisor launcher')) this.adopt([id]);
+    }
   }
 
   /** The supervisor is gone: collect its result (or keep watching if the lock cannot be opened now). */
@@ -290,14 +348,14 @@ export class Runner {
    * The page cache survives a daemon crash, so within one boot the lock
    * file's name and content can be trusted without fsync.
    */
-  private neverStarted(id: number): boolean {
+  private neverStarted(id: number, who = 'the previous daemon'): boolean {
     const p = jobPaths(this.home, id);
     let fd = -1;
     try {
       fd = fs.openSync(p.lock, fs.constants.O_RDWR);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return false;
-      this.events.deferred(id, 'the previous daemon stopped before spawning its supervisor');
+      this.events.deferred(id, `${who} stopped before spawning its supervisor`);
       return true;
     }
     try {
@@ -305,7 +363,7 @@ export class Runner {
       const mark = Buffer.alloc(16);
       const n = fs.readSync(fd, mark, 0, mark.length, 0);
       if (mark.subarray(0, n).toString() !== SPAWN_MARK || fs.existsSync(p.result)) return false;
-      this.events.deferred(id, 'the previous daemon stopped before its supervisor started the job');
+      this.events.deferred(id, `${who} stopped before its supervisor started the job`);
       return true;
     } catch {
       return false; // cannot tell: collect() decides as before
@@ -363,6 +421,9 @@ export class Runner {
   }
 
   stop(): void {
+    this.stopped = true;
+    // The launcher exits when its socket closes; the supervisors it forked keep running.
+    this.launcher?.close();
     if (this.adoptTimer) clearInterval(this.adoptTimer);
     // Children are detached: they keep running after the daemon exits.
     for (const c of this.children.values()) c.unref();

@@ -1,0 +1,259 @@
+/*
+ * xlurm-stepd --launcher: forks supervisors for the daemon, so that a job start costs one
+ * fork(2) of this small process instead of an execve(2) of xlurm-stepd (on this project's
+ * test machines an exec plus the new image's start-up is 1.5-2 ms of CPU; see
+ * docs/performance.md).
+ *
+ * The daemon starts one launcher and talks to it over a SOCK_SEQPACKET socket on fd 3, one
+ * fixed-size message per datagram (struct launch_msg, launcher.h):
+ *   daemon -> launcher  LAUNCH_SPAWN tag, with exactly four descriptors (SCM_RIGHTS): the
+ *                       supervisor's fds 0-3 (spec, log, log, lock), exactly what an exec'd
+ *                       xlurm-stepd gets. The child becomes a session leader and runs the
+ *                       supervisor (supervisor_main(), stepd.c) as if exec'd.
+ *                       LAUNCH_SIGNAL tag value: send signal `value` to that supervisor, if it
+ *                       has not been reaped (its pid cannot have been reused before that).
+ *   launcher -> daemon  LAUNCH_SPAWNED tag value: the supervisor's pid, or -errno.
+ *                       LAUNCH_EXITED tag value: its wait status, once reaped.
+ *
+ * The descriptors received are closed right after the fork, before any exit is reported, so
+ * when the daemon hears LAUNCH_EXITED the supervisor's copy of the lock was the last one.
+ *
+ * The launcher exits when the daemon's end closes (the daemon stopped or died) or on SIGTERM
+ * / SIGINT. Supervisors are not touched: they are session leaders of their own and, like
+ * supervisors the daemon started itself, outlive both (they are re-parented to init, and a
+ * restarted daemon finds them through their locks).
+ *
+ * Signals: the supervisor's waited signals (SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP) stay
+ * blocked here and so are blocked in every child from its first instruction, as the exec'd
+ * supervisor has them blocked from the start of main(): a cancel that arrives early is kept
+ * pending, not lost. SIGCHLD, SIGTERM and SIGINT are read here through a signalfd.
+ */
+#include "launcher.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "stepd.h"
+
+#define SOCK_FD 3
+
+/* Live supervisors: pid and the daemon's tag. A linear table: it holds at most the daemon's
+ * running jobs, and grows as needed. */
+struct child {
+    pid_t pid;
+    uint32_t tag;
+};
+static struct child *children;
+static size_t nchildren, capchildren;
+
+static int remember(pid_t pid, uint32_t tag)
+{
+    if (nchildren == capchildren) {
+        size_t cap = capchildren ? capchildren * 2 : 64;
+        struct child *grown = realloc(children, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        children = grown;
+        capchildren = cap;
+    }
+    children[nchildren].pid = pid;
+    children[nchildren].tag = tag;
+    nchildren++;
+    return 0;
+}
+
+static struct child *find_tag(uint32_t tag)
+{
+    for (size_t i = 0; i < nchildren; i++)
+        if (children[i].tag == tag)
+            return &children[i];
+    return NULL;
+}
+
+/* Blocking send of one message (and at most one descriptor); any failure but EINTR means the
+ * daemon is gone, and so the launcher's work is done. */
+static void reply(uint32_t op, uint32_t tag, int32_t value)
+{
+    struct launch_msg m = {op, tag, value};
+    ssize_t n;
+    do
+        n = send(SOCK_FD, &m, sizeof m, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof m)
+        _exit(0);
+}
+
+/* Reaps every exited child and reports each one. Children not in the table (none are
+ * expected) are reaped and forgotten. */
+static void reap(void)
+{
+    for (;;) {
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid <= 0)
+            return; /* 0: the rest still run; -1: ECHILD, none left */
+        for (size_t i = 0; i < nchildren; i++) {
+            if (children[i].pid != pid)
+                continue;
+            uint32_t tag = children[i].tag;
+            children[i] = children[--nchildren];
+            reply(LAUNCH_EXITED, tag, status);
+            break;
+        }
+    }
+}
+
+/* In the new child: the four received descriptors become 0-3 (dup2 clears close-on-exec, and
+ * fd 3, our socket, is replaced), then the supervisor runs exactly as an exec'd one would. */
+static void __attribute__((noreturn)) become_supervisor(const int fds[4])
+{
+    /* Copy sources below 4 out of the way first, so no dup2 overwrites a later source. */
+    int src[4];
+    for (int i = 0; i < 4; i++) {
+        src[i] = fds[i];
+        if (src[i] < 4) {
+            src[i] = fcntl(fds[i], F_DUPFD, 4);
+            if (src[i] < 0)
+                _exit(1);
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        if (dup2(src[i], i) < 0)
+            _exit(1);
+    /* A session of our own, as the daemon's posix_spawn gives an exec'd supervisor; the rest
+     * (closing fds 4 and up, SIGPIPE, the signal mask) is supervisor_main()'s own start. */
+    setsid();
+    _exit(supervisor_main());
+}
+
+static void spawn_one(uint32_t tag, const int fds[4])
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        become_supervisor(fds);
+    int err = errno;
+    for (int i = 0; i < 4; i++)
+        close(fds[i]);
+    if (pid < 0) {
+        reply(LAUNCH_SPAWNED, tag, -err);
+        return;
+    }
+    if (remember(pid, tag) < 0) {
+        /* Cannot track it: it runs unwatched here, and the daemon learns its end through the
+         * job's lock (a pid of 0 says so). */
+        reply(LAUNCH_SPAWNED, tag, 0);
+        return;
+    }
+    reply(LAUNCH_SPAWNED, tag, pid);
+}
+
+/* Receives and handles one message. Returns 0, or -1 when the daemon's end is closed. */
+static int handle_message(void)
+{
+    struct launch_msg m;
+    struct iovec iov = {&m, sizeof m};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } control;
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf;
+    msg.msg_controllen = sizeof control.buf;
+    ssize_t n;
+    do
+        n = recvmsg(SOCK_FD, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+        return 0;
+    if (n <= 0)
+        return -1;
+
+    int fds[4];
+    int nfds = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        int *in = (int *)CMSG_DATA(c);
+        for (size_t i = 0; i < count; i++) {
+            if (nfds < 4)
+                fds[nfds++] = in[i];
+            else
+                close(in[i]);
+        }
+    }
+    int valid = n == (ssize_t)sizeof m && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+    if (valid && m.op == LAUNCH_SPAWN && nfds == 4) {
+        spawn_one(m.tag, fds);
+        return 0;
+    }
+    for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+    if (valid && m.op == LAUNCH_SIGNAL && nfds == 0) {
+        /* Only a child not yet reaped: its pid is still ours. Gone already: nothing to do. */
+        struct child *c = find_tag(m.tag);
+        if (c)
+            kill(c->pid, m.value);
+        return 0;
+    }
+    if (valid && m.op == LAUNCH_SPAWN)
+        reply(LAUNCH_SPAWNED, m.tag, -EBADF);
+    /* Anything else is a daemon bug; it is dropped rather than guessed at. */
+    return 0;
+}
+
+int launcher_main(void)
+{
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGCHLD);
+    sigaddset(&blocked, SIGTERM);
+    sigaddset(&blocked, SIGINT);
+    sigaddset(&blocked, SIGUSR1);
+    sigaddset(&blocked, SIGHUP);
+    sigprocmask(SIG_BLOCK, &blocked, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    sigset_t read_here;
+    sigemptyset(&read_here);
+    sigaddset(&read_here, SIGCHLD);
+    sigaddset(&read_here, SIGTERM);
+    sigaddset(&read_here, SIGINT);
+    int sfd = signalfd(-1, &read_here, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) {
+        say("launcher: signalfd: ", strerror(errno), NULL);
+        return 1;
+    }
+    struct pollfd p[2] = {{SOCK_FD, POLLIN, 0}, {sfd, POLLIN, 0}};
+    for (;;) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            say("launcher: poll: ", strerror(errno), NULL);
+            return 1;
+        }
+        if (p[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+                    return 0;
+            reap();
+        }
+        if (p[0].revents) {
+            /* One message per wake-up keeps reaping (above) from waiting behind a burst. */
+            if (handle_message() < 0)
+                return 0;
+        }
+    }
+}
