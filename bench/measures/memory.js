@@ -7,6 +7,7 @@
  * with 32 jobs running. Floor: an idle `node` process.
  */
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const { childrenNamed, memory, timeOnce } = require('../lib/proc');
 const { over } = require('../lib/stats');
 const { poll, startDaemon, submission, request } = require('../lib/xlurm');
@@ -27,6 +28,20 @@ async function nodeFloor() {
 /** @param {import('../lib/xlurm').Daemon} d */
 const rss = (d) => MiB(memory(d.pid)?.rssKiB ?? NaN);
 
+/** @param {number} pid */
+const isLauncher = (pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--launcher'); } catch { return false; } };
+
+/**
+ * The daemon's supervisors: forked by its launcher (`xlurm-stepd --launcher`, the daemon's
+ * child), or started by the daemon itself where it runs without one.
+ * @param {number} daemonPid
+ */
+function supervisorsOf(daemonPid) {
+  const direct = childrenNamed(daemonPid, 'xlurm-stepd');
+  const launchers = direct.filter(isLauncher);
+  return [...direct.filter((p) => !launchers.includes(p)), ...launchers.flatMap((l) => childrenNamed(l, 'xlurm-stepd'))];
+}
+
 /** @param {import('../run').Ctx} ctx */
 async function run(ctx) {
   const idle = []; const hist = []; const stepRss = []; const stepPss = [];
@@ -42,7 +57,7 @@ async function run(ctx) {
       const ids = [];
       for (let i = 0; i < 32; i++) ids.push(await d.submit(['sleep', '3600']));
       for (const id of ids) await d.waitState(id, ['RUNNING']);
-      const pids = await poll(() => { const p = childrenNamed(d.pid, 'xlurm-stepd'); return p.length === 32 ? p : null; }, { what: '32 supervisors' });
+      const pids = await poll(() => { const p = supervisorsOf(d.pid); return p.length === 32 ? p : null; }, { what: '32 supervisors' });
       const mem = pids.map(memory).filter((m) => m !== null);
       stepRss.push(MiB(mem.reduce((a, m) => a + m.rssKiB, 0) / mem.length));
       stepPss.push(MiB(mem.reduce((a, m) => a + m.pssKiB, 0) / mem.length));
