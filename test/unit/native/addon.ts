@@ -16,6 +16,7 @@ if (!built) {
     t.same(Object.keys(native.native()).sort(), [
       'accountByUid', 'canSpawnSupervisor', 'deviceClose', 'deviceDiscover', 'deviceOpen', 'deviceProbe', 'deviceVendors',
       'flockExclusive', 'flockUnlock', 'getNofileLimit', 'groupList',
+      'launcherClose', 'launcherPair', 'launcherSignal', 'launcherSpawn', 'launcherWatch', 'memfd',
       'peerCred', 'setCloexec', 'setNofileLimit', 'spawnSupervisor', 'spawnSupervisorAsync',
     ]);
   });

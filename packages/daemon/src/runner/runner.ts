@@ -36,6 +36,9 @@ export interface RunnerEvents {
   spawned(id: number, pid: number): void;
 }
 
+/** A job whose supervisor's descriptors are ready (Runner.prepare): spec, log, log, lock. */
+export interface Prepared { readonly id: number; readonly fds: [number, number, number, number] }
+
 /** The job's owner cannot be the job's identity (the message is the job's error). */
 class AccountError extends Error {}
 
@@ -80,11 +83,24 @@ export class Runner {
     private readonly now: () => number,
   ) {}
 
-  /** Spawn the supervisor of a job already committed as RUNNING. */
+  /** Spawn the supervisor of a job already committed as RUNNING (and synced). */
   launch(job: StoredJob): void {
+    const p = this.prepare(job);
+    if (p) this.start(p);
+  }
+
+  /**
+   * Everything of a launch but the spawn: the job's spec, log and lock file
+   * (the lock taken, holding SPAWN_MARK, under its name). Done while the
+   * RUNNING commit is still being synced, it keeps the file creation out of
+   * the job's start-up latency; nothing runs before start(). On failure the
+   * outcome is reported as launch() would and undefined is returned.
+   */
+  prepare(job: StoredJob): Prepared | undefined {
     const p = jobPaths(this.home, job.id);
     const specFile = p.lock.replace(/\.lock$/, '.spec');
     const fresh = `${p.lock}.new`;
+    let renamed = false;
     let specFd = -1;
     let lockFd = -1;
     let logFd = -1;
@@ -111,25 +127,46 @@ export class Runner {
       flockExclusive(lockFd); // a new inode: nobody else can hold it
       if (this.lockHeld(p.lock)) throw new Error('worker already running');
       fs.renameSync(fresh, p.lock);
+      renamed = true;
       // fd 3 is the lock: the child's dup shares our open file description,
-      // so the flock stays held after we close our copy below. New session
-      // (setsid): the supervisor survives the daemon and its signals.
-      const child = this.spawn(job.id, [specFd, logFd, logFd, lockFd]);
-      if (!child) return; // an 'error' event reports it
-      this.children.set(job.id, child);
-      if (child.pid) this.events.spawned(job.id, child.pid);
+      // so the flock stays held after we close our copy (in discard).
+      return { id: job.id, fds: [specFd, logFd, logFd, lockFd] };
     } catch (e) {
-      // Nothing was spawned: a passing shortage only delays the job.
-      if (transient(e)) { this.events.deferred(job.id, (e as Error).message); return; }
-      const msg = e instanceof AccountError || (e as Error).message === 'worker already running' ? (e as Error).message
-        : `cannot start process executor worker: ${(e as Error).message}`;
-      this.events.finished(job.id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: msg });
+      for (const fd of [specFd, logFd, lockFd]) if (fd >= 0) fs.closeSync(fd);
+      this.notStarted(job.id, e);
+      return undefined;
     } finally {
-      try { fs.unlinkSync(fresh); } catch { /* renamed into place, or never created */ }
-      if (specFd >= 0) fs.closeSync(specFd);
-      if (logFd >= 0) fs.closeSync(logFd);
-      if (lockFd >= 0) fs.closeSync(lockFd);
+      if (!renamed) { try { fs.unlinkSync(fresh); } catch { /* never created */ } }
     }
+  }
+
+  /** Start the supervisor of a prepared job (its RUNNING commit now synced); our descriptors are closed either way. */
+  start(p: Prepared): void {
+    try {
+      // New session (setsid): the supervisor survives the daemon and its signals.
+      const child = this.spawn(p.id, p.fds);
+      if (!child) return; // an 'error' event reports it
+      this.children.set(p.id, child);
+      if (child.pid) this.events.spawned(p.id, child.pid);
+    } catch (e) {
+      this.notStarted(p.id, e);
+    } finally {
+      this.discard(p);
+    }
+  }
+
+  /** Close a prepared job's descriptors (after start, or when it will not start now). */
+  discard(p: Prepared): void {
+    const [spec, log, , lock] = p.fds;
+    for (const fd of [spec, log, lock]) { try { fs.closeSync(fd); } catch { /* closed */ } }
+  }
+
+  /** Nothing was spawned: a passing shortage only delays the job; anything else fails it. */
+  private notStarted(id: number, e: unknown): void {
+    if (transient(e)) { this.events.deferred(id, (e as Error).message); return; }
+    const msg = e instanceof AccountError || (e as Error).message === 'worker already running' ? (e as Error).message
+      : `cannot start process executor worker: ${(e as Error).message}`;
+    this.events.finished(id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: msg });
   }
 
   /** Whether memfd_create works here (false after the first ENOSYS/EINVAL: then files are used). */
