@@ -1,7 +1,8 @@
 /*
  * xlurm-stepd: supervises one job (spec section 6.3, architecture "A job's path" step 5).
  *
- * The daemon starts it in a new session, with an empty environment and cwd "/", with:
+ * The daemon starts it (its launcher forks it, see launcher.c; or it posix_spawns it) in a new
+ * session, with an empty environment and cwd "/", with:
  *   fd 0  the job spec (spec.c): a memfd (or an unlinked file) the daemon wrote completely
  *         before starting us, so a daemon that dies right after the spawn still leaves us a
  *         whole spec. Read to EOF, then replaced by /dev/null.
@@ -9,7 +10,7 @@
  *   fd 3  the job lock: an open file description on which the daemon holds an exclusive
  *         flock(2). We keep it open (close-on-exec) until we exit, so the lock means "the
  *         supervisor is alive", which is how a daemon, even a restarted one, learns the end.
- *         Right before the payload is forked we write "started\n" at offset 0 of the lock
+ *         Right before the payload is started we write "started\n" at offset 0 of the lock
  *         file (the daemon hands it over holding "spawn\n"): a restarted daemon that finds the
  *         lock free and no result can then tell "the supervisor died before the payload ever
  *         ran" (still "spawn") from "the payload ran". Not synced: it must survive a daemon
@@ -192,7 +193,7 @@ static int child(void *arg)
      * ignored); the payload starts with every disposition at default and nothing blocked.
      * An all-zero kernel sigaction is SIG_DFL, no flags, empty mask, whatever the
      * architecture's field order. The raw call also covers glibc's two internal signals
-     * (32, 33: SIGCANCEL, SIGSETXID), which posix_spawn (how the daemon starts us) leaves
+     * (32, 33: SIGCANCEL, SIGSETXID), which posix_spawn (how the daemon starts us without a launcher) leaves
      * ignored and the sigaction() wrapper refuses (EINVAL). */
     static const unsigned long kernel_dfl[16];
     for (int sig = 1; sig < _NSIG; sig++)

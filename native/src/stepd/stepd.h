@@ -1,6 +1,7 @@
 /*
  * xlurm-stepd: the per-job supervisor. Shared declarations of its few source files:
- *   stepd.c   main: descriptors, signals, identity, fork/exec, supervision, reaping
+ *   stepd.c   main: descriptors, signals, identity, vfork/exec, supervision, reaping
+ *   launcher.c  `xlurm-stepd --launcher`: forks supervisors for the daemon (launcher.h)
  *   spec.c    the job spec read from stdin (NUL-separated, see spec_read)
  *   result.c  the result file (compact JSON, written atomically)
  *   util.c    error output and number parsing

@@ -18,7 +18,7 @@ import { writeFileAtomic } from './atomic';
 import { SupervisorLauncher } from './launcher';
 
 export const VANISHED = 'executor worker disappeared without an exit result';
-/** What launch writes into a job's lock file; xlurm-stepd overwrites it with "started" before it forks the payload. */
+/** What launch writes into a job's lock file; xlurm-stepd overwrites it with "started" before it starts the payload. */
 const SPAWN_MARK = 'spawn\n';
 const ADOPTED_POLL_MS = 100;
 /** Pause before starting another launcher after one failed or went away (jobs start directly meanwhile). */
