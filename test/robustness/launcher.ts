@@ -31,8 +31,16 @@ t.test('jobs outlive a killed launcher: their ends are collected, cancel works, 
   await d.waitState(waiter, 'RUNNING');
   await d.waitState(sleeper, 'RUNNING');
   const launcher = await waitFor(() => launcherOf(d), { what: 'the launcher' });
-  const supervisors = pidsByComm('xlurm-stepd').filter((pid) => { try { return ppidOf(pid) === launcher; } catch { return false; } });
+  // RUNNING means the start was requested; the launcher forks each supervisor a moment later.
+  const supervisors = await waitFor(() => {
+    const kids = pidsByComm('xlurm-stepd').filter((pid) => { try { return ppidOf(pid) === launcher; } catch { return false; } });
+    return kids.length === 2 ? kids : undefined;
+  }, { what: "both supervisors as the launcher's children" });
   t.equal(supervisors.length, 2, 'both supervisors are the launcher\'s children');
+  // And both have started their payloads (the lock mark says so), so neither can go back to the queue.
+  for (const id of [waiter, sleeper]) {
+    await waitFor(() => fs.readFileSync(path.join(d.jobsDir, `${id}.lock`), 'utf8') === 'started\n', { what: `job ${id} started` });
+  }
 
   process.kill(launcher, 'SIGKILL');
   await waitFor(() => !pidsByComm('xlurm-stepd').includes(launcher), { what: 'the launcher gone' });
