@@ -6,6 +6,7 @@ import { Runner } from '../../../packages/daemon/src/runner/runner';
 import type { StoredJob } from '../../../packages/daemon/src/store/store';
 import { getNofileLimit, setNofileLimit, stepdPath } from '../../../native/ts/index';
 import { freeFdNumbers } from '../../helpers/probe';
+import { waitFor } from '../../helpers/wait';
 
 function job(id: number): StoredJob {
   return {
@@ -56,4 +57,42 @@ t.test('a spawn that fails for lack of descriptors does not crash the daemon', a
   await new Promise((r) => setImmediate(r)); // an unhandled 'error' event would end this process here
   t.equal(events.length, 1);
   t.match(events[0], ['deferred', 8, /EMFILE/], 'nothing ran: the job waits instead of failing');
+});
+
+/** A runner whose events are recorded; `next(kind, id)` waits for one. */
+function recordingRunner(home: string, stepd: string) {
+  const events: Array<[string, number, unknown]> = [];
+  const logs: string[] = [];
+  const runner = new Runner(home, stepd, false, {
+    finished: (id: number, o: Outcome) => { events.push(['finished', id, o]); },
+    deferred: (id: number, why: string) => { events.push(['deferred', id, why]); },
+    spawned: (id: number) => { events.push(['spawned', id, null]); },
+  }, (m) => logs.push(m), () => 42);
+  const next = (kind: string, id: number) => waitFor(() => events.find((e) => e[0] === kind && e[1] === id), { what: `${kind} ${id}` });
+  return { runner, events, logs, next };
+}
+
+t.test('without memfd the spec goes through an unlinked file, and the job runs', async (t) => {
+  const home = t.testdir({ jobs: {} });
+  const { runner, next } = recordingRunner(home, stepdPath());
+  t.teardown(() => runner.stop());
+  (runner as unknown as { memfdWorks: boolean }).memfdWorks = false; // as after an ENOSYS
+  runner.launch(job(9));
+  const [, , outcome] = await next('finished', 9);
+  t.match(outcome, { state: 'COMPLETED', exit_code: 0 });
+  t.same(fs.readdirSync(path.join(home, 'jobs')).filter((f) => f.endsWith('.spec')), [], 'no spec file left behind');
+});
+
+t.test('a launcher that cannot start is not retried for every job: they start directly meanwhile', async (t) => {
+  const home = t.testdir({ jobs: {} });
+  const { runner, logs, next } = recordingRunner(home, path.join(home, 'no-such-stepd'));
+  t.teardown(() => runner.stop());
+  runner.launch(job(10));
+  await next('finished', 10);
+  await waitFor(() => logs.some((l) => l === 'supervisor launcher exited'), { what: 'the failed launcher noticed' });
+  runner.launch(job(11));
+  runner.launch(job(12));
+  await next('finished', 11);
+  await next('finished', 12);
+  t.equal(logs.filter((l) => l === 'supervisor launcher exited').length, 1, 'one launcher tried, not one per job');
 });

@@ -34,8 +34,9 @@ export class SupervisorLauncher {
   ) {}
 
   /**
-   * Start a launcher; undefined (and the reason logged) when it cannot be started. `onLost`
-   * gets the jobs it still owed an answer when it went away; the runner then starts a new one.
+   * Start a launcher; undefined (and the reason logged) when it cannot be started. `onLost` is
+   * called once it is gone (also when it never came up), with the jobs it still owed an
+   * answer; the runner starts a new one later.
    */
   static start(stepd: string, log: (msg: string) => void, onLost: (ids: number[]) => void): SupervisorLauncher | undefined {
     let pair: [number, number];
@@ -98,7 +99,7 @@ export class SupervisorLauncher {
       const ids = [...this.jobs.keys()];
       this.jobs.clear();
       try { this.proc.kill('SIGKILL'); } catch { /* gone already */ }
-      if (ids.length) this.onLost(ids);
+      this.onLost(ids);
       return;
     }
     const job = this.jobs.get(tag);

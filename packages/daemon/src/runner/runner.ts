@@ -169,7 +169,7 @@ export class Runner {
     this.events.finished(id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: msg });
   }
 
-  /** Whether memfd_create works here (false after the first ENOSYS/EINVAL: then files are used). */
+  /** Whether memfd_create works here (false once it is refused for good: then files are used). */
   private memfdWorks = true;
 
   /**
@@ -188,8 +188,9 @@ export class Runner {
         return fd;
       } catch (e) {
         if (fd >= 0) fs.closeSync(fd);
+        // No memfd here (an old kernel, or a seccomp filter that refuses it): files from now on.
         const code = (e as NodeJS.ErrnoException).code;
-        if (code !== 'ENOSYS' && code !== 'EINVAL') throw e;
+        if (code !== 'ENOSYS' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'EACCES') throw e;
         this.memfdWorks = false;
       }
     }
@@ -309,8 +310,8 @@ export class Runner {
    * else is watched through the lock.
    */
   private launcherLost(ids: number[]): void {
-    this.log(`supervisor launcher exited; watching ${ids.length} job(s) through their locks`);
     this.launcherRetryAt = Date.now() + LAUNCHER_RETRY_MS;
+    this.log(ids.length ? `supervisor launcher exited; watching ${ids.length} job(s) through their locks` : 'supervisor launcher exited');
     for (const id of ids) {
       this.children.delete(id);
       if (!this.neverStarted(id, 'the supervisor launcher')) this.adopt([id]);
