@@ -207,14 +207,20 @@ static int handle_message(void)
             kill(c->pid, m.value);
         return 0;
     }
-    if (valid && m.op == LAUNCH_SPAWN)
-        reply(LAUNCH_SPAWNED, m.tag, -EBADF);
+    /* A spawn request that lost its descriptors is still answered: MSG_CTRUNC means the
+     * kernel could not install them here (no free descriptor: EMFILE, which the daemon treats
+     * as "try later"); fewer than four is a daemon bug. */
+    if (n == (ssize_t)sizeof m && m.op == LAUNCH_SPAWN)
+        reply(LAUNCH_SPAWNED, m.tag, (msg.msg_flags & MSG_CTRUNC) ? -EMFILE : -EBADF);
     /* Anything else is a daemon bug; it is dropped rather than guessed at. */
     return 0;
 }
 
 int launcher_main(void)
 {
+    /* Nothing but fds 0-3: the daemon's own descriptors that were not close-on-exec must not
+     * be held here for the daemon's lifetime (supervisors close them anyway). */
+    close_from(SOCK_FD + 1);
     sigset_t blocked;
     sigemptyset(&blocked);
     sigaddset(&blocked, SIGCHLD);

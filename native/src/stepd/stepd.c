@@ -121,7 +121,7 @@ static void ensure_std_fds(void)
 /* Close every descriptor above the lock: anything else the daemon leaked by mistake must
  * neither be held by us for the job's lifetime nor reach the job. close_range(2) (Linux 5.9),
  * else walk /proc/self/fd. */
-static void close_from(int lowfd)
+void close_from(int lowfd)
 {
 #ifdef SYS_close_range
     if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0u) == 0)

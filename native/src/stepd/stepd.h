@@ -57,6 +57,9 @@ void say(const char *a, const char *b, const char *c);
 char *str_join(const char *a, const char *b, const char *c);
 int str_is_static(const char *s);
 
+/* Closes every descriptor from lowfd up (close_range, or /proc/self/fd where it is missing). */
+void close_from(int lowfd);
+
 /* Parses a plain decimal (digits only, no sign or spaces) no larger than max. 0 on success. */
 int parse_u64(const char *s, uint64_t max, uint64_t *out);
 

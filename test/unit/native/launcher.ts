@@ -5,7 +5,7 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import {
   LAUNCH, accountByUid, flockExclusive, launcherClose, launcherPair, launcherSignal, launcherSpawn, launcherWatch, memfd, stepdPath,
@@ -179,4 +179,21 @@ t.test('argument checks', async (t) => {
   t.throws(() => launcherSpawn(l.handle, 1, [0, 1, 2] as unknown as [number, number, number, number]), TypeError);
   t.throws(() => launcherSignal(l.handle, 1, 0), RangeError);
   t.throws(() => launcherSpawn({} as LauncherHandle, 1, [0, 1, 2, 3]), TypeError);
+});
+
+t.test('a launcher with no free descriptor answers EMFILE (the daemon then tries later), and recovers', { skip: !fs.existsSync('/usr/bin/prlimit') && 'needs prlimit (util-linux)' }, async (t) => {
+  t.testdir();
+  const l = startLauncher(t);
+  const pid = l.proc.pid!;
+  // fds 0-3 and its signalfd: with a limit of 5, the four descriptors of a request cannot be installed.
+  const limit = (soft: number) => execFileSync('prlimit', ['--pid', String(pid), `--nofile=${soft}:`]); // the soft limit only
+  await waitFor(() => fs.readdirSync(`/proc/${pid}/fd`).length === 5, { what: 'the launcher ready' });
+  limit(5);
+  sendJob(t, l, 30, ['true']);
+  const refused = await l.next(LAUNCH.SPAWNED, 30);
+  t.equal(refused.value, -24, '-EMFILE');
+  limit(1024);
+  const ok = sendJob(t, l, 31, ['true']);
+  await l.next(LAUNCH.EXITED, 31);
+  t.match(readResult(ok), { state: 'COMPLETED' });
 });
