@@ -24,6 +24,8 @@ const char* ErrnoName(int err);
 // Backstop argument checks (the TS facade validates first and throws its own TypeErrors). Each
 // returns false after throwing `TypeError("Usage: <usage>")`.
 bool ArgFd(const Napi::CallbackInfo& info, size_t i, const char* usage, int* out);
+// An array of exactly n descriptors, written to out[0..n).
+bool ArgFds(const Napi::CallbackInfo& info, size_t i, size_t n, const char* usage, int* out);
 bool ArgU32(const Napi::CallbackInfo& info, size_t i, const char* usage, uint32_t* out);
 bool ArgBool(const Napi::CallbackInfo& info, size_t i, const char* usage, bool* out);
 bool ArgString(const Napi::CallbackInfo& info, size_t i, const char* usage, std::string* out);

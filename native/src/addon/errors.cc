@@ -83,6 +83,17 @@ bool ArgFd(const Napi::CallbackInfo& info, size_t i, const char* usage, int* out
   return true;
 }
 
+bool ArgFds(const Napi::CallbackInfo& info, size_t i, size_t n, const char* usage, int* out) {
+  if (info.Length() <= i || !info[i].IsArray() || info[i].As<Napi::Array>().Length() != n) return Usage(info, usage);
+  Napi::Array list = info[i].As<Napi::Array>();
+  for (uint32_t k = 0; k < n; k++) {
+    double d;
+    if (!IntegralInRange(list.Get(k), 2147483647.0, &d)) return Usage(info, usage);
+    out[k] = static_cast<int>(d);
+  }
+  return true;
+}
+
 bool ArgU32(const Napi::CallbackInfo& info, size_t i, const char* usage, uint32_t* out) {
   double d;
   if (info.Length() <= i || !IntegralInRange(info[i], 4294967295.0, &d)) return Usage(info, usage);

@@ -117,16 +117,6 @@ Launcher* Unwrap(const Napi::CallbackInfo& info, const char* usage) {
   return l;
 }
 
-bool ArgU32(const Napi::CallbackInfo& info, size_t i, const char* usage, uint32_t* out) {
-  double d = info.Length() > i && info[i].IsNumber() ? info[i].As<Napi::Number>().DoubleValue() : -1;
-  if (!(d >= 0 && d <= 4294967295.0 && d == static_cast<double>(static_cast<uint32_t>(d)))) {
-    Napi::TypeError::New(info.Env(), std::string("Usage: ") + usage).ThrowAsJavaScriptException();
-    return false;
-  }
-  *out = static_cast<uint32_t>(d);
-  return true;
-}
-
 // One message, and the descriptors if any; false with a thrown error when it cannot be sent.
 bool Send(Napi::Env env, Launcher* l, const launch_msg& m, const int* fds, int nfds) {
   iovec iov = {const_cast<launch_msg*>(&m), sizeof m};
@@ -223,18 +213,7 @@ Napi::Value LauncherSpawn(const Napi::CallbackInfo& info) {
   uint32_t tag;
   if (!l || !ArgU32(info, 1, usage, &tag)) return env.Undefined();
   int fds[4];
-  Napi::Value list = info.Length() > 2 ? info[2] : env.Undefined();
-  bool ok = list.IsArray() && list.As<Napi::Array>().Length() == 4;
-  for (uint32_t i = 0; ok && i < 4; i++) {
-    Napi::Value v = list.As<Napi::Array>().Get(i);
-    double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-    ok = d >= 0 && d <= 2147483647.0 && d == static_cast<int>(d);
-    if (ok) fds[i] = static_cast<int>(d);
-  }
-  if (!ok) {
-    Napi::TypeError::New(env, std::string("Usage: ") + usage).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  if (!ArgFds(info, 2, 4, usage, fds)) return env.Undefined();
   Send(env, l, launch_msg{LAUNCH_SPAWN, tag, 0}, fds, 4);
   return env.Undefined();
 }

@@ -333,26 +333,14 @@ void StartWatch(napi_env env, uv_loop_t* loop, pid_t pid, Napi::Function onExit)
   }
 }
 
-// [fd0, fd1, fd2, fd3] of non-negative integers.
-bool ParseFds(Napi::Value value, int fds[kSlots]) {
-  if (!value.IsArray() || value.As<Napi::Array>().Length() != kSlots) return false;
-  Napi::Array list = value.As<Napi::Array>();
-  for (uint32_t i = 0; i < kSlots; i++) {
-    Napi::Value v = list.Get(i);
-    double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-    if (!(d >= 0 && d <= 2147483647.0 && d == static_cast<int>(d))) return false;
-    fds[i] = static_cast<int>(d);
-  }
-  return true;
-}
-
 Napi::Value SpawnSupervisor(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* usage = "spawnSupervisor(file, [fd0, fd1, fd2, fd3], onExit)";
   std::string file;
   if (!ArgString(info, 0, usage, &file)) return env.Undefined();
   int fds[kSlots];
-  if (info.Length() < 3 || !ParseFds(info[1], fds) || !info[2].IsFunction()) {
+  if (!ArgFds(info, 1, kSlots, usage, fds)) return env.Undefined();
+  if (info.Length() < 3 || !info[2].IsFunction()) {
     Napi::TypeError::New(env, std::string("Usage: ") + usage).ThrowAsJavaScriptException();
     return env.Undefined();
   }
@@ -448,7 +436,8 @@ Napi::Value SpawnSupervisorAsync(const Napi::CallbackInfo& info) {
   std::string file;
   if (!ArgString(info, 0, usage, &file)) return env.Undefined();
   int fds[kSlots];
-  if (info.Length() < 4 || !ParseFds(info[1], fds) || !info[2].IsFunction() || !info[3].IsFunction()) {
+  if (!ArgFds(info, 1, kSlots, usage, fds)) return env.Undefined();
+  if (info.Length() < 4 || !info[2].IsFunction() || !info[3].IsFunction()) {
     Napi::TypeError::New(env, std::string("Usage: ") + usage).ThrowAsJavaScriptException();
     return env.Undefined();
   }
