@@ -18,7 +18,6 @@
 #include <uv.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "../stepd/launcher.h"
 
@@ -119,30 +118,8 @@ Launcher* Unwrap(const Napi::CallbackInfo& info, const char* usage) {
 
 // One message, and the descriptors if any; false with a thrown error when it cannot be sent.
 bool Send(Napi::Env env, Launcher* l, const launch_msg& m, const int* fds, int nfds) {
-  iovec iov = {const_cast<launch_msg*>(&m), sizeof m};
-  union {
-    char buf[CMSG_SPACE(sizeof(int) * 4)];
-    cmsghdr align;
-  } control;
-  msghdr msg = {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (nfds > 0) {
-    std::memset(control.buf, 0, sizeof control.buf);
-    msg.msg_control = control.buf;
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-    std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-  }
-  ssize_t n;
-  do
-    n = sendmsg(l->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof m)) return true;
-  ThrowErrno(env, n < 0 ? errno : EIO, "sendmsg");
+  if (launch_send(l->fd, &m, fds, nfds, MSG_DONTWAIT) == 0) return true;
+  ThrowErrno(env, errno, "sendmsg");
   return false;
 }
 

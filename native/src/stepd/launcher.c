@@ -18,6 +18,15 @@
  * The descriptors received are closed right after the fork, before any exit is reported, so
  * when the daemon hears LAUNCH_EXITED the supervisor's copy of the lock was the last one.
  *
+ * A spare: while the launcher is idle (no message for SPARE_IDLE_MS), it forks one child ahead
+ * of time, which becomes a session leader, names itself xlurm-spare (comm) and waits on a
+ * socket of its own. The next spawn request hands it the four descriptors instead of forking:
+ * the fork and the child's first writes to its copied pages (about 1 ms here) are then off the
+ * job's start. The spare is reported as the supervisor's pid and from there on is one like any
+ * other (it renames itself xlurm-stepd). A spare that is gone when a request comes (killed)
+ * is replaced by a plain fork. The spare exits when its socket's other end closes: when the
+ * launcher is gone, it never outlives it without a job.
+ *
  * The launcher exits when the daemon's end closes (the daemon stopped or died) or on SIGTERM
  * / SIGINT. Supervisors are not touched: they are session leaders of their own and, like
  * supervisors the daemon started itself, outlive both (they are re-parented to init, and a
@@ -35,6 +44,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -45,6 +55,10 @@
 #include "stepd.h"
 
 #define SOCK_FD 3
+
+/* Idle time after which a spare is forked; and the pause after a fork for one failed. */
+#define SPARE_IDLE_MS 5
+#define SPARE_RETRY_MS 1000
 
 /* Live supervisors: pid and the daemon's tag. A linear table: it holds at most the daemon's
  * running jobs, and grows as needed. */
@@ -79,6 +93,10 @@ static struct child *find_tag(uint32_t tag)
     return NULL;
 }
 
+/* The spare (see the header comment): its pid, 0 if none, and our end of its socket. */
+static pid_t spare_pid;
+static int spare_sock = -1;
+
 /* Blocking send of one message (and at most one descriptor); any failure but EINTR means the
  * daemon is gone, and so the launcher's work is done. */
 static void reply(uint32_t op, uint32_t tag, int32_t value)
@@ -101,6 +119,12 @@ static void reap(void)
         pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid <= 0)
             return; /* 0: the rest still run; -1: ECHILD, none left */
+        if (pid == spare_pid) { /* died while idle (killed): fork another later */
+            close(spare_sock);
+            spare_sock = -1;
+            spare_pid = 0;
+            continue;
+        }
         for (size_t i = 0; i < nchildren; i++) {
             if (children[i].pid != pid)
                 continue;
@@ -156,11 +180,11 @@ static void spawn_one(uint32_t tag, const int fds[4])
     reply(LAUNCH_SPAWNED, tag, pid);
 }
 
-/* Receives and handles one message. Returns 0, or -1 when the daemon's end is closed. */
-static int handle_message(void)
+/* Receives one message from `sock` and up to four descriptors (more are closed): the
+ * recvmsg(2) result, with the descriptors in fds[0..*nfds) and the message's flags. */
+static ssize_t receive(int sock, struct launch_msg *m, int fds[4], int *nfds, int *flags, int dontwait)
 {
-    struct launch_msg m;
-    struct iovec iov = {&m, sizeof m};
+    struct iovec iov = {m, sizeof *m};
     union {
         char buf[CMSG_SPACE(sizeof(int) * 4)];
         struct cmsghdr align;
@@ -172,34 +196,134 @@ static int handle_message(void)
     msg.msg_controllen = sizeof control.buf;
     ssize_t n;
     do
-        n = recvmsg(SOCK_FD, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | (dontwait ? MSG_DONTWAIT : 0));
     while (n < 0 && errno == EINTR);
-    if (n < 0 && errno == EAGAIN)
-        return 0;
-    if (n <= 0)
-        return -1;
-
-    int fds[4];
-    int nfds = 0;
+    *nfds = 0;
+    *flags = n < 0 ? 0 : msg.msg_flags;
+    if (n < 0)
+        return n;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
             continue;
         size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
         int *in = (int *)CMSG_DATA(c);
         for (size_t i = 0; i < count; i++) {
-            if (nfds < 4)
-                fds[nfds++] = in[i];
+            if (*nfds < 4)
+                fds[(*nfds)++] = in[i];
             else
                 close(in[i]);
         }
     }
-    int valid = n == (ssize_t)sizeof m && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
-    if (valid && m.op == LAUNCH_SPAWN && nfds == 4) {
-        spawn_one(m.tag, fds);
+    return n;
+}
+
+/* A complete spawn request: the whole message and exactly four descriptors. */
+static int is_spawn(ssize_t n, const struct launch_msg *m, int nfds, int flags)
+{
+    return n == (ssize_t)sizeof *m && !(flags & (MSG_TRUNC | MSG_CTRUNC)) && m->op == LAUNCH_SPAWN && nfds == 4;
+}
+
+/* The spare's life: wait for a job's descriptors, then be its supervisor. The end of its
+ * socket (the launcher is gone) ends it, and so does a cancel-type signal that comes while it
+ * is idle: nothing of xlurm signals a spare (the daemon's signals go through the launcher,
+ * after the handover), and a signal held over must not cancel the next job instead. */
+static void __attribute__((noreturn)) spare_main(void)
+{
+    prctl(PR_SET_NAME, "xlurm-spare", 0, 0, 0);
+    setsid();
+    sigset_t stop; /* the supervisor's waited signals but SIGCHLD: all stay blocked */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGUSR1);
+    sigaddset(&stop, SIGHUP);
+    int sfd = signalfd(-1, &stop, SFD_CLOEXEC);
+    struct pollfd p[2] = {{SOCK_FD, POLLIN, 0}, {sfd, POLLIN, 0}};
+    while (poll(p, sfd < 0 ? 1 : 2, -1) < 0)
+        if (errno != EINTR)
+            _exit(0);
+    int dontwait = 0;
+    if (!(p[0].revents & POLLIN)) {
+        /* Signalled. Shut the socket first: a job sent from now on fails there (EPIPE) and
+         * the launcher forks for it instead; one already queued is still taken below. */
+        shutdown(SOCK_FD, SHUT_RD);
+        dontwait = 1;
+    }
+    struct launch_msg m;
+    int fds[4], nfds, flags;
+    ssize_t n = receive(SOCK_FD, &m, fds, &nfds, &flags, dontwait);
+    if (!is_spawn(n, &m, nfds, flags))
+        _exit(0);
+    prctl(PR_SET_NAME, "xlurm-stepd", 0, 0, 0);
+    become_supervisor(fds); /* closes the signalfd with everything above fd 3 */
+}
+
+/* Forks the spare. Returns 0, or -1 if it cannot be forked now. */
+static int make_spare(void)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Its socket becomes fd 3 (dup2 closes the daemon's), and it keeps nothing else of
+         * ours: not the signalfd, not our end of its socket (or it would never see the end). */
+        if (dup2(sv[1], SOCK_FD) < 0)
+            _exit(0);
+        close_from(SOCK_FD + 1);
+        spare_main();
+    }
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        return -1;
+    }
+    spare_pid = pid;
+    spare_sock = sv[0];
+    return 0;
+}
+
+/* Hands a job to the spare, if there is one that is still alive. Returns 0 when it has it
+ * (and the daemon has been told), -1 when the job must be forked for. */
+static int give_to_spare(uint32_t tag, const int fds[4])
+{
+    if (spare_pid <= 0)
+        return -1;
+    pid_t pid = spare_pid;
+    int sock = spare_sock;
+    spare_pid = 0;
+    spare_sock = -1;
+    struct launch_msg m = {LAUNCH_SPAWN, tag, 0};
+    int sent = launch_send(sock, &m, fds, 4, 0);
+    /* Closing our end after the send loses nothing: the message waits in the spare's queue. */
+    close(sock);
+    if (sent < 0)
+        return -1; /* it died (EPIPE); reap() forgets it */
+    for (int i = 0; i < 4; i++)
+        close(fds[i]);
+    /* Untrackable: the daemon learns its end through the job's lock (a pid of 0 says so). */
+    reply(LAUNCH_SPAWNED, tag, remember(pid, tag) < 0 ? 0 : pid);
+    return 0;
+}
+
+/* Receives and handles one message. Returns 0, or -1 when the daemon's end is closed. */
+static int handle_message(void)
+{
+    struct launch_msg m;
+    int fds[4], nfds, flags;
+    ssize_t n = receive(SOCK_FD, &m, fds, &nfds, &flags, 1);
+    if (n < 0 && errno == EAGAIN)
+        return 0;
+    if (n <= 0)
+        return -1;
+    if (is_spawn(n, &m, nfds, flags)) {
+        if (give_to_spare(m.tag, fds) < 0)
+            spawn_one(m.tag, fds);
         return 0;
     }
     for (int i = 0; i < nfds; i++)
         close(fds[i]);
+    int valid = n == (ssize_t)sizeof m && !(flags & (MSG_TRUNC | MSG_CTRUNC));
     if (valid && m.op == LAUNCH_SIGNAL && nfds == 0) {
         /* Only a child not yet reaped: its pid is still ours. Gone already: nothing to do. */
         struct child *c = find_tag(m.tag);
@@ -211,7 +335,7 @@ static int handle_message(void)
      * kernel could not install them here (no free descriptor: EMFILE, which the daemon treats
      * as "try later"); fewer than four is a daemon bug. */
     if (n == (ssize_t)sizeof m && m.op == LAUNCH_SPAWN)
-        reply(LAUNCH_SPAWNED, m.tag, (msg.msg_flags & MSG_CTRUNC) ? -EMFILE : -EBADF);
+        reply(LAUNCH_SPAWNED, m.tag, (flags & MSG_CTRUNC) ? -EMFILE : -EBADF);
     /* Anything else is a daemon bug; it is dropped rather than guessed at. */
     return 0;
 }
@@ -242,12 +366,18 @@ int launcher_main(void)
         return 1;
     }
     struct pollfd p[2] = {{SOCK_FD, POLLIN, 0}, {sfd, POLLIN, 0}};
+    int spare_wait = SPARE_IDLE_MS;
     for (;;) {
-        if (poll(p, 2, -1) < 0) {
+        int ready = poll(p, 2, spare_pid ? -1 : spare_wait);
+        if (ready < 0) {
             if (errno == EINTR)
                 continue;
             say("launcher: poll: ", strerror(errno), NULL);
             return 1;
+        }
+        if (ready == 0) { /* idle, and no spare: fork one (not in a tight loop if that fails) */
+            spare_wait = make_spare() < 0 ? SPARE_RETRY_MS : SPARE_IDLE_MS;
+            continue;
         }
         if (p[1].revents) {
             struct signalfd_siginfo si;

@@ -82,6 +82,14 @@ function sendJob(t: Tap, l: Launched, tag: number, argv: string[]): Job {
 }
 
 const statFields = (pid: number) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+const comm = (pid: number) => { try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return ''; } };
+/** Running, not a zombie nor gone (an orphan's zombie lingers where PID 1 does not reap). */
+const running = (pid: number) => { try { return statFields(pid)[0] !== 'Z'; } catch { return false; } };
+/** The launcher's idle spare (a child named xlurm-spare), once there is one other than `not`. */
+const spareOf = (l: Launched, not?: number) => waitFor(() => {
+  const kids = fs.readFileSync(`/proc/${l.proc.pid}/task/${l.proc.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  return kids.find((k) => k !== not && comm(k) === 'xlurm-spare' && running(k));
+}, { what: 'a spare supervisor' });
 const readResult = (job: Job) => JSON.parse(fs.readFileSync(job.result, 'utf8')) as { state: string; exit_code: number };
 
 t.test('a launched supervisor runs its job and is reported: SPAWNED with its pid, EXITED once reaped', async (t) => {
@@ -111,6 +119,62 @@ t.test('a launched supervisor runs its job and is reported: SPAWNED with its pid
   t.match(readResult(job), { state: 'CANCELLED', exit_code: 130 });
   t.equal(flockExclusive(probe), true, 'the lock is free once the exit is reported');
   fs.closeSync(probe);
+});
+
+t.test('an idle launcher keeps a spare, forked ahead: the next job starts in it, and another spare follows', async (t) => {
+  t.testdir();
+  const l = startLauncher(t);
+  const spare = await spareOf(l);
+  const [, ppid, , sid] = statFields(spare);
+  t.equal(Number(ppid), l.proc.pid, "the launcher's child");
+  t.equal(Number(sid), spare, 'already in a session of its own');
+  // Nothing of the launcher's but its standard descriptors: its own socket as fd 3, its own signalfd.
+  t.same(fs.readdirSync(`/proc/${spare}/fd`).sort(), ['0', '1', '2', '3', '4']);
+  t.match(fs.readlinkSync(`/proc/${spare}/fd/3`), /^socket:/);
+  t.match(fs.readlinkSync(`/proc/${spare}/fd/4`), /signalfd/);
+
+  const job = sendJob(t, l, 51, ['sh', '-c', 'echo hello; ls /proc/$PPID/fd | tr "\\n" " "; echo; exec sleep 1000']);
+  t.equal((await l.next(LAUNCH.SPAWNED, 51)).value, spare, 'the spare is the supervisor');
+  await waitFor(() => fs.readFileSync(job.log, 'utf8').split('\n').length > 2, { what: 'job output' });
+  const [hello, fds] = fs.readFileSync(job.log, 'utf8').split('\n');
+  t.equal(hello, 'hello');
+  t.same(fds!.trim().split(' ').sort(), ['0', '1', '2', '3'], 'the supervisor holds fds 0-3 only');
+  t.equal(fs.readlinkSync(`/proc/${spare}/fd/3`), job.lock, 'fd 3 is the lock');
+  t.equal(comm(spare), 'xlurm-stepd', 'named as any supervisor');
+  const next = await spareOf(l, spare);
+  t.not(next, spare, 'a new spare once the launcher is idle again');
+
+  process.kill(spare, 'SIGTERM'); // a cancel request
+  t.equal((await l.next(LAUNCH.EXITED, 51)).value, 0);
+  t.match(readResult(job), { state: 'CANCELLED', exit_code: 130 });
+});
+
+t.test('a spare signalled while idle goes away: the signal does not cancel the next job', async (t) => {
+  t.testdir();
+  const l = startLauncher(t);
+  for (const sig of ['SIGTERM', 'SIGUSR1', 'SIGKILL'] as const) {
+    const spare = await spareOf(l);
+    process.kill(spare, sig);
+    await waitFor(() => !running(spare), { what: `the spare gone after ${sig}` });
+    // Sent at once: the launcher may not have reaped it yet, and forks for the job instead.
+    const tag = 60 + ['SIGTERM', 'SIGUSR1', 'SIGKILL'].indexOf(sig);
+    const job = sendJob(t, l, tag, ['true']);
+    t.not((await l.next(LAUNCH.SPAWNED, tag)).value, spare, `${sig}: another process runs the job`);
+    await l.next(LAUNCH.EXITED, tag);
+    t.match(readResult(job), { state: 'COMPLETED', exit_code: 0 }, `${sig}: the job runs`);
+  }
+  await spareOf(l);
+  t.equal(l.messages.length, 6, 'nothing is said about spares');
+});
+
+t.test("a spare ends with its launcher", async (t) => {
+  t.testdir();
+  const l = startLauncher(t);
+  const spare = await spareOf(l);
+  launcherClose(l.handle);
+  await l.exit;
+  await waitFor(() => !running(spare), { what: 'the spare gone' });
+  t.pass('no spare outlives the launcher');
 });
 
 t.test('signals go to the tagged supervisor, also when sent before its pid is known', async (t) => {
@@ -185,10 +249,12 @@ t.test('a launcher with no free descriptor answers EMFILE (the daemon then tries
   t.testdir();
   const l = startLauncher(t);
   const pid = l.proc.pid!;
-  // fds 0-3 and its signalfd: with a limit of 5, the four descriptors of a request cannot be installed.
+  // fds 0-3, its signalfd and its spare's socket: with a limit of 6, the four descriptors of a
+  // request cannot be installed.
   const limit = (soft: number) => execFileSync('prlimit', ['--pid', String(pid), `--nofile=${soft}:`]); // the soft limit only
-  await waitFor(() => fs.readdirSync(`/proc/${pid}/fd`).length === 5, { what: 'the launcher ready' });
-  limit(5);
+  await spareOf(l);
+  t.equal(fs.readdirSync(`/proc/${pid}/fd`).length, 6, 'the launcher holds six descriptors');
+  limit(6);
   sendJob(t, l, 30, ['true']);
   const refused = await l.next(LAUNCH.SPAWNED, 30);
   t.equal(refused.value, -24, '-EMFILE');
