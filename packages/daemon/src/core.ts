@@ -188,6 +188,17 @@ export class Core {
   }
 
   /**
+   * A job's supervisor was spawned. Its pid is kept in memory only: a database
+   * write per start cost a commit and a WAL sync of its own, racing the job's
+   * start-up for the CPU, and nothing reads it back (a restarted daemon finds
+   * supervisors through their locks).
+   */
+  spawned(id: number, pid: number): void {
+    const j = this.running.get(id);
+    if (j) j.stepdPid = pid;
+  }
+
+  /**
    * A committed start whose supervisor could not be spawned for a passing
    * reason (nothing ran): back to PENDING in submission order, tried again
    * shortly. If even that cannot be written, the job fails as before.

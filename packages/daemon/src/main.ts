@@ -61,7 +61,7 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   core.runner = new Runner(home, stepdPath(), euid === 0, {
     finished: (id, o) => core.complete(id, o),
     deferred: (id, reason) => core.deferStart(id, reason),
-    spawned: (id, pid) => { try { store.setStepdPid(id, pid); } catch { /* bookkeeping only */ } },
+    spawned: (id, pid) => core.spawned(id, pid),
   }, logLine, () => core.now());
   // A missing lock file proves "never spawned" only within one boot: after a
   // power loss the file's (unsynced) directory entry may be gone although the

@@ -5,6 +5,7 @@
 export const MIGRATIONS: readonly string[] = [
   // 1: initial schema. AUTOINCREMENT (not plain rowid) so ids are never
   // reused, even after retention deletes the newest jobs (sqlite_sequence).
+  // stepd_pid is no longer written (the pid is kept in memory: Core.spawned).
   `CREATE TABLE jobs (
      id           INTEGER PRIMARY KEY AUTOINCREMENT,
      owner_uid    INTEGER NOT NULL,

@@ -164,7 +164,6 @@ export class Store {
       get: db.prepare('SELECT * FROM jobs WHERE id = ?'),
       active: db.prepare(`SELECT * FROM jobs WHERE state IN ('PENDING', 'RUNNING') ORDER BY id`),
       start: db.prepare(`UPDATE jobs SET state = 'RUNNING', devices = ?, started_at = ? WHERE id = ? AND state = 'PENDING'`),
-      setPid: db.prepare('UPDATE jobs SET stepd_pid = ? WHERE id = ?'),
       unstart: db.prepare(`UPDATE jobs SET state = 'PENDING', devices = '[]', started_at = NULL, stepd_pid = NULL WHERE id = ? AND state = 'RUNNING'`),
       finish: db.prepare(`UPDATE jobs SET state = ?, exit_code = ?, finished_at = ?, error = ?, stepd_pid = NULL
                           WHERE id = ? AND state IN ('PENDING', 'RUNNING')`),
@@ -394,11 +393,6 @@ export class Store {
       this.write(() => this.stmts.unstart.run(id));
     } catch (e) { throw storageError(e); }
     this.commit();
-  }
-
-  /** Bookkeeping only: committed with the next batch. */
-  setStepdPid(id: number, pid: number | null): void {
-    try { this.write(() => this.stmts.setPid.run(pid, id)); } catch (e) { throw storageError(e); }
   }
 
   /** Commit a terminal outcome (and whatever else is open) now; false if the job was already terminal. */
