@@ -16,7 +16,7 @@ const { nowMs, over, pct } = require('../lib/stats');
 const { request, startDaemon, submission } = require('../lib/xlurm');
 
 /** Unmeasured submits before the sequential ones. */
-const WARMUP = 200;
+const WARMUP = 1000;
 
 /**
  * Sequential round trips and a sustained burst against one daemon.
@@ -24,8 +24,10 @@ const WARMUP = 200;
  */
 async function measureSubmits(d, sequential, burst, inFlight) {
   const body = submission(['true'], { name: 'bench' });
-  // The daemon is long-running: measure it warm (V8 has compiled the submit
-  // path), as a client meets it, not in its first milliseconds.
+  // The daemon is long-running: measure it warm, as a client meets it, not
+  // in its first milliseconds. V8 takes several hundred requests to optimize
+  // the submit path: after 200 (before 2026-11-30) the p50 was still 20-30%
+  // above its steady state here.
   for (let i = 0; i < WARMUP; i++) {
     const r = await request(d.socket, 'submit', body);
     if (!r.ok) throw new Error(JSON.stringify(r.error));
