@@ -221,6 +221,9 @@ export class Runner {
 
   /** Does a live supervisor hold this lock file? (Missing: no.) */
   private lockHeld(file: string): boolean {
+    // Usually missing (a job's first start), which stat answers without the
+    // exception a failed open throws (an Error with its stack, per job start).
+    if (!fs.statSync(file, { throwIfNoEntry: false })) return false;
     let fd = -1;
     try {
       fd = fs.openSync(file, fs.constants.O_RDWR);
