@@ -75,12 +75,14 @@ async function main() {
   const header = `# xlurm bench (${quick ? 'quick' : 'full'})  ${machine()}`;
   process.stdout.write(`${header}\n# Slurm: ${'why' in ctx.slurm ? ctx.slurm.why : ctx.slurm.label}; task-spooler: ${'why' in ctx.tsp ? ctx.tsp.why : out(ctx.tsp.bin, ['-V'], { env: ctx.tsp.env }).split('\n')[0]}\n`);
   const rows = [];
+  let failed = 0;
   for (const m of MEASURES) {
     if (wanted.length && !wanted.includes(m.id)) continue;
     const start = Date.now();
     try {
       for (const r of await m.run(ctx)) rows.push(finish(r));
     } catch (e) {
+      failed++;
       log(`${m.id} failed: ${(/** @type {Error} */ (e)).stack}`);
       rows.push(finish({ measure: `${m.id}: FAILED (${(/** @type {Error} */ (e)).message.split('\n')[0]})`, unit: '', value: null }));
     }
@@ -90,9 +92,11 @@ async function main() {
   process.stdout.write('\n' + render(rows, markdown));
   const met = rows.filter((r) => r.met === true).length;
   const notMet = rows.filter((r) => r.met === false).length;
-  process.stdout.write(`\n${met} targets met, ${notMet} not met; ${((Date.now() - t0) / 1000).toFixed(0)} s; ratio = xlurm / baseline\n`);
+  const broken = failed ? `, ${failed} measure${failed > 1 ? 's' : ''} FAILED` : '';
+  process.stdout.write(`\n${met} targets met, ${notMet} not met${broken}; ${((Date.now() - t0) / 1000).toFixed(0)} s; ratio = xlurm / baseline\n`);
   if (jsonFile) fs.writeFileSync(jsonFile, JSON.stringify({ header, quick, rows }, null, 2) + '\n');
-  return 0;
+  // A measure that could not run is a broken benchmark, not a slow result.
+  return failed ? 1 : 0;
 }
 
 main().then((code) => { process.exitCode = code; }, (e) => { process.stderr.write(`${e?.stack ?? e}\n`); process.exitCode = 1; });
