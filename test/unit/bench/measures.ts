@@ -1,0 +1,21 @@
+// The benchmarks reach into the daemon's modules (the schedule measure drives a real Core and
+// Store): a change there must not leave `npm run bench` broken. This runs the quick measures
+// that need no competitor and no timing, and checks only that each produced its rows, never
+// how fast anything was (benchmarks are not tests).
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+t.test('bench: the schedule measure runs against the current daemon code', async (t) => {
+  const out = path.join(t.testdirName, 'rows.json');
+  fs.mkdirSync(t.testdirName, { recursive: true });
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'bench', 'run.js'), 'schedule', '--quick', '--no-competitors', '--json', out],
+    { encoding: 'utf8', timeout: 120000 });
+  t.equal(r.status, 0, `exit 0 (stderr: ${r.stderr.slice(-400)})`);
+  const rows = (JSON.parse(fs.readFileSync(out, 'utf8')) as { rows: Array<{ measure: string; value: unknown }> }).rows;
+  t.equal(rows.length, 4, 'four rows');
+  for (const row of rows) t.notMatch(row.measure, /FAILED/, `${row.measure}: ran`);
+});
