@@ -16,7 +16,7 @@ const { nowMs, over, pct } = require('../lib/stats');
 const { request, startDaemon, submission } = require('../lib/xlurm');
 
 /** Unmeasured submits before the sequential ones. */
-const WARMUP = 1000;
+const WARMUP = 3000;
 
 /**
  * Sequential round trips and a sustained burst against one daemon.
@@ -24,10 +24,12 @@ const WARMUP = 1000;
  */
 async function measureSubmits(d, sequential, burst, inFlight) {
   const body = submission(['true'], { name: 'bench' });
-  // The daemon is long-running: measure it warm, as a client meets it, not
-  // in its first milliseconds. V8 takes several hundred requests to optimize
-  // the submit path: after 200 (before 2026-11-30) the p50 was still 20-30%
-  // above its steady state here.
+  // A persistent client and the daemon it talks to are measured warm, in
+  // their steady state. V8 takes 2,000-3,000 requests to optimize both sides
+  // here: in chunks of 500 submits from a fresh daemon and client, the p50 went
+  // 1.11, 1.11, 1.12, 0.97, 0.84, 0.66, 0.56, 0.57 ms while the daemon's user
+  // CPU per submit fell from 520 to 160-260 us and the client's from 390 to
+  // 150-190 us (docs/performance.md). Until 2026-11-30 this was 200.
   for (let i = 0; i < WARMUP; i++) {
     const r = await request(d.socket, 'submit', body);
     if (!r.ok) throw new Error(JSON.stringify(r.error));
