@@ -19,21 +19,29 @@ const { request, startDaemon, submission } = require('../lib/xlurm');
 const WARMUP = 3000;
 
 /**
+ * A persistent client and the daemon it talks to are measured warm, in their
+ * steady state. V8 takes 2,000-3,000 requests to optimize both sides here: in
+ * chunks of 500 submits from a fresh daemon and client, the p50 went 1.11,
+ * 1.11, 1.12, 0.97, 0.84, 0.66, 0.56, 0.57 ms while the daemon's user CPU per
+ * submit fell from 520 to 160-260 us and the client's from 390 to 150-190 us
+ * (docs/performance.md). Until 2026-11-30 this was 200 per repetition; now the
+ * repetitions share one daemon, warmed once.
+ * @param {import('../lib/xlurm').Daemon} d
+ */
+async function warmUp(d) {
+  const body = submission(['true'], { name: 'bench' });
+  for (let i = 0; i < WARMUP; i++) {
+    const r = await request(d.socket, 'submit', body);
+    if (!r.ok) throw new Error(JSON.stringify(r.error));
+  }
+}
+
+/**
  * Sequential round trips and a sustained burst against one daemon.
  * @param {import('../lib/xlurm').Daemon} d @param {number} sequential @param {number} burst @param {number} inFlight
  */
 async function measureSubmits(d, sequential, burst, inFlight) {
   const body = submission(['true'], { name: 'bench' });
-  // A persistent client and the daemon it talks to are measured warm, in
-  // their steady state. V8 takes 2,000-3,000 requests to optimize both sides
-  // here: in chunks of 500 submits from a fresh daemon and client, the p50 went
-  // 1.11, 1.11, 1.12, 0.97, 0.84, 0.66, 0.56, 0.57 ms while the daemon's user
-  // CPU per submit fell from 520 to 160-260 us and the client's from 390 to
-  // 150-190 us (docs/performance.md). Until 2026-11-30 this was 200.
-  for (let i = 0; i < WARMUP; i++) {
-    const r = await request(d.socket, 'submit', body);
-    if (!r.ok) throw new Error(JSON.stringify(r.error));
-  }
   const lat = [];
   for (let i = 0; i < sequential; i++) {
     const t0 = nowMs();
@@ -74,13 +82,17 @@ async function run(ctx) {
   const sequential = ctx.quick ? 500 : 1000;
   const burst = ctx.quick ? 2000 : 5000;
   const p50 = []; const p99 = []; const rate = []; const sync = [];
-  for (let r = 0; r < ctx.reps; r++) {
-    ctx.log(`submit round trip, rep ${r + 1}`);
+  {
     const { d, blocker } = await blockedDaemon();
     try {
-      const m = await measureSubmits(d, sequential, burst, 32);
-      p50.push(m.p50); p99.push(m.p99); rate.push(m.rate);
-      sync.push(fsyncFloor(d.home, 100));
+      ctx.log('submit warm-up');
+      await warmUp(d);
+      for (let r = 0; r < ctx.reps; r++) {
+        ctx.log(`submit round trip, rep ${r + 1}`);
+        const m = await measureSubmits(d, sequential, burst, 32);
+        p50.push(m.p50); p99.push(m.p99); rate.push(m.rate);
+        sync.push(fsyncFloor(d.home, 100));
+      }
     } finally { await release(d, blocker); }
   }
 
