@@ -88,7 +88,7 @@ async function run(ctx) {
       lat.forEach((l, k) => perRep[k].push(median(l)));
     }
     const submit = perRep.map(over);
-    const calls = ctx.quick ? 4 : 10;
+    const calls = ctx.quick ? 3 : 10;
     ctx.log('scale: xqueue');
     const q = compare(daemons.map((d, k) => ({ label: levels[k].label, argv: d.cli('xqueue', []), env: d.env, cwd: d.cwd })), { calls, reps: ctx.reps });
     ctx.log('scale: xqueue --all');

@@ -19,7 +19,7 @@ async function run(ctx) {
     const env = d.env;
     const cwd = d.cwd;
     const node = { label: 'node -e 0', argv: [process.execPath, '-e', '0'] };
-    const calls = ctx.quick ? 8 : 15;
+    const calls = ctx.quick ? 6 : 15;
     const reps = ctx.reps;
 
     ctx.log('client start-up');
