@@ -20,12 +20,12 @@
  *
  * A spare: while the launcher is idle (no message for SPARE_IDLE_MS), it forks one child ahead
  * of time, which becomes a session leader, names itself xlurm-spare (comm) and waits on a
- * socket of its own. The next spawn request hands it the four descriptors instead of forking:
- * the fork and the child's first writes to its copied pages (about 1 ms here) are then off the
- * job's start. The spare is reported as the supervisor's pid and from there on is one like any
- * other (it renames itself xlurm-stepd). A spare that is gone when a request comes (killed)
- * is replaced by a plain fork. The spare exits when its socket's other end closes: when the
- * launcher is gone, it never outlives it without a job.
+ * socket of its own. The next spawn request hands it the four descriptors instead of forking,
+ * so the fork (about 1 ms of this process's CPU here, docs/performance.md) is off that job's
+ * start. The spare is reported as the supervisor's pid and from there on is one like any other
+ * (it renames itself xlurm-stepd). A spare that is gone when a request comes (killed, or
+ * signalled while idle, see spare_main) is replaced by a plain fork. The spare exits when its
+ * socket's other end closes: it never outlives the launcher without a job.
  *
  * The launcher exits when the daemon's end closes (the daemon stopped or died) or on SIGTERM
  * / SIGINT. Supervisors are not touched: they are session leaders of their own and, like
@@ -44,8 +44,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -237,7 +237,7 @@ static void __attribute__((noreturn)) spare_main(void)
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGUSR1);
     sigaddset(&stop, SIGHUP);
-    int sfd = signalfd(-1, &stop, SFD_CLOEXEC);
+    int sfd = signalfd(-1, &stop, SFD_CLOEXEC); /* fails only with no descriptor to spare */
     struct pollfd p[2] = {{SOCK_FD, POLLIN, 0}, {sfd, POLLIN, 0}};
     while (poll(p, sfd < 0 ? 1 : 2, -1) < 0)
         if (errno != EINTR)
@@ -298,7 +298,7 @@ static int give_to_spare(uint32_t tag, const int fds[4])
     /* Closing our end after the send loses nothing: the message waits in the spare's queue. */
     close(sock);
     if (sent < 0)
-        return -1; /* it died (EPIPE); reap() forgets it */
+        return -1; /* it is gone or going (EPIPE); reap() forgets it */
     for (int i = 0; i < 4; i++)
         close(fds[i]);
     /* Untrackable: the daemon learns its end through the job's lock (a pid of 0 says so). */
