@@ -98,8 +98,16 @@ export class SupervisorLauncher {
       this.closed = true;
       const ids = [...this.jobs.keys()];
       this.jobs.clear();
-      try { this.proc.kill('SIGKILL'); } catch { /* gone already */ }
-      this.onLost(ids);
+      // The jobs are judged by their locks only once the launcher is reaped. Our end hears the
+      // close before the kernel frees the requests still queued on the launcher's end, whose
+      // descriptors keep those jobs' locks held until its exit completes (exit runs the last
+      // fput()s before the parent is notified): judged earlier, a job that never started
+      // would look alive, and fail as vanished once its lock came free.
+      const lost = () => this.onLost(ids);
+      const p = this.proc;
+      if (p.pid === undefined || p.exitCode !== null || p.signalCode !== null) { lost(); return; }
+      p.once('exit', lost);
+      try { p.kill('SIGKILL'); } catch { /* exiting already: 'exit' still comes */ }
       return;
     }
     const job = this.jobs.get(tag);
