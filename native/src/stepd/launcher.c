@@ -229,7 +229,6 @@ static int is_spawn(ssize_t n, const struct launch_msg *m, int nfds, int flags)
  * after the handover), and a signal held over must not cancel the next job instead. */
 static void __attribute__((noreturn)) spare_main(void)
 {
-    prctl(PR_SET_NAME, "xlurm-spare", 0, 0, 0);
     setsid();
     sigset_t stop; /* the supervisor's waited signals but SIGCHLD: all stay blocked */
     sigemptyset(&stop);
@@ -238,6 +237,8 @@ static void __attribute__((noreturn)) spare_main(void)
     sigaddset(&stop, SIGUSR1);
     sigaddset(&stop, SIGHUP);
     int sfd = signalfd(-1, &stop, SFD_CLOEXEC); /* fails only with no descriptor to spare */
+    /* Named last: under this name it is ready (its own session, its descriptors final). */
+    prctl(PR_SET_NAME, "xlurm-spare", 0, 0, 0);
     struct pollfd p[2] = {{SOCK_FD, POLLIN, 0}, {sfd, POLLIN, 0}};
     while (poll(p, sfd < 0 ? 1 : 2, -1) < 0)
         if (errno != EINTR)
