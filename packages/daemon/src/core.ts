@@ -2,12 +2,18 @@
  * The daemon's state and its transitions. Single-threaded: every transition
  * is one synchronous unit (SQLite transaction + in-memory update) with no
  * await in between, so handlers never observe half-applied state.
+ *
+ * Core is the only writer of that state: its maps, the store and the device
+ * exclusions are private, and each transition (submit, cancel, exclude and
+ * include, complete, deferStart, recover, history removal) is one method.
+ * Handlers authorise, call one of them and shape the reply; what they read
+ * goes through the accessors below.
  */
-import type { Job, Outcome } from '@xlurm/protocol';
-import { XlurmError, isTerminal } from '@xlurm/protocol';
+import type { Device, DeviceView, Job, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
+import { XlurmError } from '@xlurm/protocol';
 import type { DaemonConfig } from './config';
 import type { DeviceManager } from './devices/manager';
-import type { Prepared, Runner } from './runner/runner';
+import type { Prepared } from './runner/runner';
 import { PendingJobs } from './pending-jobs';
 import { schedule, type PendingJob } from './scheduler/schedule';
 import { toWireJob, type Store, type StoredJob } from './store/store';
@@ -20,20 +26,48 @@ export interface Caller { uid: number; gid: number; pid: number }
 
 export type JobListener = (job: Job) => void;
 
+/** What Core asks of the runner (the real one is runner/runner.ts; tests pass a fake). */
+export interface JobRunner {
+  /** Open a committed job's files; undefined when that failed (and was reported). */
+  prepare(job: StoredJob): Prepared | undefined;
+  start(p: Prepared): void;
+  discard(p: Prepared): void;
+  /** prepare + start. */
+  launch(job: StoredJob): void;
+  /** Tell a running job's supervisor to cancel; the write error if the marker could not be left. */
+  cancel(id: number): NodeJS.ErrnoException | undefined;
+  /** Watch running jobs whose supervisors this daemon did not spawn (or must collect again). */
+  adopt(ids: number[], afterRestart?: boolean): void;
+}
+
+/**
+ * What handlers may read of the devices: exclusions change only through
+ * Core.exclude/include, allocations only through Core's transitions.
+ */
+export interface DeviceFacts {
+  readonly inventory: readonly Device[];
+  readonly kinds: string[];
+  readonly excluded: ReadonlySet<number>;
+  hasId(id: number): boolean;
+  isEnabled(d: Device): boolean;
+  freeKeys(): Set<string>;
+  views(): DeviceView[];
+}
+
 export class Core {
   /** PENDING jobs in id (submission) order. */
-  readonly pending = new PendingJobs();
-  readonly running = new Map<number, StoredJob>();
+  private readonly pending = new PendingJobs();
+  private readonly running = new Map<number, StoredJob>();
   private readonly listeners = new Map<number, Set<JobListener>>();
   private passQueued = false;
-  runner!: Runner;
   readonly startedAt = Math.floor(Date.now() / 1000);
 
   constructor(
     readonly home: string,
     readonly cfg: DaemonConfig,
-    readonly store: Store,
-    readonly devices: DeviceManager,
+    private readonly store: Store,
+    private readonly deviceManager: DeviceManager,
+    private readonly runner: JobRunner,
     readonly euid: number,
     readonly log: (msg: string) => void,
   ) {
@@ -45,14 +79,17 @@ export class Core {
 
   now(): number { return Math.floor(Date.now() / 1000); }
 
-  /** Load active jobs after a (re)start and adopt the running ones. */
+  /** The devices, read-only (see DeviceFacts). */
+  get devices(): DeviceFacts { return this.deviceManager; }
+
+  /** Load active jobs after a (re)start and adopt the running ones (their devices stay theirs). */
   recover(): void {
     const runningIds: number[] = [];
     for (const j of this.store.active()) {
       if (j.state === 'PENDING') this.pending.set(j.id, j);
       else {
         this.running.set(j.id, j);
-        this.devices.allocate(j.id, j.devices);
+        this.deviceManager.allocate(j.id, j.devices);
         runningIds.push(j.id);
       }
     }
@@ -62,9 +99,12 @@ export class Core {
   /** The root daemon, or a non-root daemon's own account. */
   isAdmin(c: Caller): boolean { return c.uid === 0 || c.uid === this.euid; }
 
-  /** Lookup before authorisation: unknown ids are `job not found` for everyone. */
-  jobFor(c: Caller, id: number): StoredJob {
-    const j = this.running.get(id) ?? this.pending.get(id) ?? this.store.get(id);
+  /**
+   * Lookup before authorisation: unknown ids are `job not found` for
+   * everyone; a job is the owner's and root's only.
+   */
+  jobFor(c: Caller, id: number): Readonly<StoredJob> {
+    const j = this.current(id);
     if (!j) throw new XlurmError('JOB_NOT_FOUND', 'job not found');
     if (c.uid !== 0 && c.uid !== j.owner.uid) {
       throw new XlurmError('PERMISSION_DENIED', `permission denied: job belongs to ${j.owner.name} (UID ${j.owner.uid})`);
@@ -73,21 +113,57 @@ export class Core {
   }
 
   /** Current state of a job (memory for active jobs, else the store). */
-  current(id: number): StoredJob | undefined {
+  current(id: number): Readonly<StoredJob> | undefined {
     return this.running.get(id) ?? this.pending.get(id) ?? this.store.get(id);
   }
 
-  addPending(j: StoredJob): void {
-    this.pending.set(j.id, j);
+  /** Active jobs (running and pending) in id order. */
+  activeJobs(): Readonly<StoredJob>[] {
+    return [...this.running.values(), ...this.pending.values()].sort((a, b) => a.id - b.id);
+  }
+
+  /** Summaries of every job the store holds, or of the newest `limit` only, in id order. */
+  summaries(limit?: number): JobSummary[] {
+    return limit === undefined ? this.store.allSummaries() : this.store.recentSummaries(limit);
+  }
+
+  /** Ids of the running jobs, ascending. */
+  runningIds(): number[] { return [...this.running.keys()].sort((a, b) => a - b); }
+
+  /** Jobs per state, from the store. */
+  counts(): Record<string, number> { return this.store.counts(); }
+
+  /** Excluded device ids, ascending. */
+  excludedIds(): number[] { return [...this.deviceManager.excluded].sort((a, b) => a - b); }
+
+  /**
+   * Accept a checked submission: insert it PENDING, queue it and schedule.
+   * Resolves to the job as submitted (PENDING, even if a pass starts it
+   * before the reply) once its insert is durable (group commit with the
+   * other submits of this turn). If that commit fails, the job never
+   * existed: it leaves the queue and the promise rejects with the storage
+   * error. Throws (nothing changed) when it cannot be inserted.
+   */
+  submit(owner: Owner, spec: Submission): Promise<Job> {
+    const job = this.store.insert(owner, spec, this.now());
+    this.pending.set(job.id, job);
     this.scheduleSoon();
+    const reply = toWireJob(job);
+    return this.store.durable().then(() => reply, (e: unknown) => {
+      this.pending.delete(job.id); // rolled back with its transaction
+      throw e;
+    });
   }
 
   /**
-   * Cancel a job, or throw STORAGE: a client is told "cancellation requested"
+   * Cancel a job (no-op when it has finished). Resolves once what was done
+   * is on disk. Throws STORAGE: a client is told "cancellation requested"
    * only when the cancellation is durable (pending job) or has reached the
    * supervisor (running job), never when it was lost to a full disk.
    */
-  cancel(j: StoredJob): void {
+  cancel(id: number): Promise<void> {
+    const j = this.current(id);
+    if (!j) throw new XlurmError('JOB_NOT_FOUND', 'job not found');
     if (j.state === 'PENDING') {
       const err = this.complete(j.id, { state: 'CANCELLED', exit_code: 130, finished_at: this.now(), error: null });
       if (err) throw err;
@@ -98,6 +174,38 @@ export class Core {
         throw new XlurmError('STORAGE', `cannot cancel job ${j.id}: cannot write its cancel marker: ${why}`);
       }
     }
+    return this.store.durable();
+  }
+
+  /**
+   * Exclude devices from (or include them back into) allocation. The whole
+   * list is checked before anything changes; repeating is harmless. Running
+   * jobs are never touched; pending ones may now fit (include). Returns the
+   * excluded ids, ascending.
+   */
+  exclude(ids: readonly number[]): number[] { return this.changeExclusions(ids, true); }
+  include(ids: readonly number[]): number[] { return this.changeExclusions(ids, false); }
+
+  private changeExclusions(ids: readonly number[], exclude: boolean): number[] {
+    const unknown = ids.filter((id) => !this.deviceManager.hasId(id));
+    if (unknown.length) throw new XlurmError('UNKNOWN_DEVICE', `unknown device ID(s): ${unknown.join(', ')}`);
+    const set = this.deviceManager.excluded;
+    for (const id of ids) {
+      if (exclude) set.add(id); else set.delete(id);
+    }
+    this.log(`${exclude ? 'excluded' : 'included'} device IDs ${ids.join(',')}`);
+    this.scheduleSoon();
+    return this.excludedIds();
+  }
+
+  /** Terminal jobs finished at or before `cutoff` (a bounded batch; see Store.expiredIds), none of them active. */
+  expiredIds(cutoff: number): number[] {
+    return this.store.expiredIds(cutoff).filter((id) => !this.running.has(id) && !this.pending.has(id));
+  }
+
+  /** Forget finished jobs whose files are gone (history cleanup); active jobs are never removed. */
+  removeJobs(ids: readonly number[]): void {
+    this.store.removeJobs(ids.filter((id) => !this.running.has(id) && !this.pending.has(id)));
   }
 
   /** Coalesce scheduling requests from one turn of the event loop into one pass. */
@@ -143,7 +251,7 @@ export class Core {
       j.state = 'RUNNING';
       j.devices = d.devices;
       this.running.set(j.id, j);
-      this.devices.allocate(j.id, d.devices);
+      this.deviceManager.allocate(j.id, d.devices);
       started.push(j);
     }
     // The first few jobs get their files (spec, log, lock) ready while the
@@ -213,7 +321,7 @@ export class Core {
       return;
     }
     this.running.delete(id);
-    this.devices.release(j.devices);
+    this.deviceManager.release(j.devices);
     j.state = 'PENDING';
     j.devices = [];
     j.started_at = null;
@@ -252,7 +360,7 @@ export class Core {
     j.state = o.state;
     j.result = o;
     j.stepdPid = null;
-    this.devices.release(j.devices);
+    this.deviceManager.release(j.devices);
     this.scheduleSoon();
     // Followers learn the result once it is on disk (a failed sync is logged
     // by the store; they are told what the daemon holds either way).
@@ -275,5 +383,4 @@ export class Core {
     for (const fn of [...set]) fn(wire);
   }
 
-  isTerminal(j: Job): boolean { return isTerminal(j.state); }
 }

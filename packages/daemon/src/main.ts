@@ -57,18 +57,18 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   const store = new Store(p.db);
   store.onSyncError = (e) => logLine(`cannot sync the job database: ${e.message}; waiting requests get a storage error`);
   const euid = process.geteuid!();
-  core = new Core(home, cfg, store, devices, euid, logLine);
-  core.runner = new Runner(home, stepdPath(), euid === 0, {
+  const runner = new Runner(home, stepdPath(), euid === 0, {
     finished: (id, o) => core.complete(id, o),
     deferred: (id, reason) => core.deferStart(id, reason),
     spawned: (id, pid) => core.spawned(id, pid),
   }, logLine, () => core.now());
+  core = new Core(home, cfg, store, devices, runner, euid, logLine);
   // A missing lock file proves "never spawned" only within one boot: after a
   // power loss the file's (unsynced) directory entry may be gone although the
   // supervisor ran. So only a restart in the same boot requeues such a job.
   let bootId = '';
   try { bootId = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(); } catch { bootId = ''; }
-  core.runner.trustMissingLock = bootId !== '' && store.swapBootId(bootId) === bootId;
+  runner.trustMissingLock = bootId !== '' && store.swapBootId(bootId) === bootId;
   core.recover();
   await devices.start();
   core.scheduleSoon();
@@ -94,7 +94,7 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   clearInterval(cleanupTimer);
   try { fs.unlinkSync(p.socket); } catch { /* already gone */ }
   await server.close();
-  core.runner.stop();
+  runner.stop();
   devices.stop();
   store.close();
   fs.closeSync(lockFd); // releases daemon.lock

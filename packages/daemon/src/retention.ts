@@ -20,7 +20,7 @@ export function cleanupHistory(core: Core): number {
   const cutoff = core.now() - core.cfg.retentionSecs;
   let removed = 0;
   for (;;) {
-    const ids = core.store.expiredIds(cutoff).filter((id) => !core.running.has(id) && !core.pending.has(id));
+    const ids = core.expiredIds(cutoff);
     if (ids.length === 0) break;
     const jobsDir = statePaths(core.home).jobs;
     const wanted = new Set(ids.map(String));
@@ -37,7 +37,7 @@ export function cleanupHistory(core: Core): number {
       for (const f of [p.log, p.lock, p.result, p.cancel, path.join(jobsDir, `${id}.json`), path.join(jobsDir, `${id}.spec`)]) unlinkIfPresent(f);
     }
     for (const f of tmpFiles) unlinkIfPresent(path.join(jobsDir, f));
-    core.store.removeJobs(ids);
+    core.removeJobs(ids);
     removed += ids.length;
     if (ids.length < 1000) break;
   }

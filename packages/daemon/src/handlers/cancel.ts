@@ -5,6 +5,6 @@ import type { Handler } from './types';
  * supervisor is told. Finished: no-op.
  */
 export const cancel: Handler<'cancel'> = ({ core, caller }, { id }) => {
-  core.cancel(core.jobFor(caller, id));
-  return core.store.durable().then(() => ({}));
+  core.jobFor(caller, id); // authorise: owner or root
+  return core.cancel(id).then(() => ({}));
 };

@@ -1,4 +1,8 @@
-import { changeExclusions } from './exclude';
+import { requireAdmin } from './admin';
 import type { Handler } from './types';
 
-export const include: Handler<'include'> = (ctx, { ids }) => changeExclusions(ctx, ids, false);
+/** Administrator only; Core checks the whole list before changing anything. */
+export const include: Handler<'include'> = ({ core, caller }, { ids }) => {
+  requireAdmin(core, caller, 'exclude or include devices');
+  return { excluded: core.include(ids) };
+};

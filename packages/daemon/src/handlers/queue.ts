@@ -10,9 +10,9 @@ import type { Handler } from './types';
 export const queue: Handler<'queue'> = ({ core }, args) => {
   const limit = args.limit ?? Number.MAX_SAFE_INTEGER;
   if (args.all === false) {
-    const active = [...core.running.values(), ...core.pending.values()].sort((a, b) => a.id - b.id);
+    const active = core.activeJobs();
     return active.slice(Math.max(0, active.length - limit)).map(toSummary);
   }
-  const rows: JobSummary[] = args.limit === undefined ? core.store.allSummaries() : core.store.recentSummaries(limit);
+  const rows: JobSummary[] = core.summaries(args.limit);
   return rows;
 };

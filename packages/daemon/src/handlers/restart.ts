@@ -4,7 +4,7 @@ import type { Handler } from './types';
 
 export const restart: Handler<'restart'> = (ctx) => {
   requireAdmin(ctx.core, ctx.caller, 'stop or restart the scheduler');
-  const ids = [...ctx.core.running.keys()].sort((a, b) => a - b);
+  const ids = ctx.core.runningIds();
   if (ids.length) throw new XlurmError('JOBS_RUNNING', `cannot restart while jobs are running: ${ids.join(', ')}`);
   ctx.shutdownAfterReply();
   return {};

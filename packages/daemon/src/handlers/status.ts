@@ -2,7 +2,7 @@ import { PROTOCOL_VERSION, VERSION } from '@xlurm/protocol';
 import type { Handler } from './types';
 
 export const status: Handler<'status'> = ({ core }) => {
-  const counts = core.store.counts();
+  const counts = core.counts();
   return {
     version: VERSION,
     protocol: PROTOCOL_VERSION,
@@ -14,7 +14,7 @@ export const status: Handler<'status'> = ({ core }) => {
     retention_secs: core.cfg.retentionSecs,
     started_at: core.startedAt,
     uptime_secs: Math.max(0, core.now() - core.startedAt),
-    excluded: [...core.devices.excluded].sort((a, b) => a - b),
+    excluded: core.excludedIds(),
     counts,
   };
 };

@@ -3,7 +3,6 @@ import * as path from 'node:path';
 import type { Submission } from '@xlurm/protocol';
 import { KIND_LABEL, XlurmError } from '@xlurm/protocol';
 import { allocate, poolsWithIds } from '../scheduler/allocate';
-import { toWireJob } from '../store/store';
 import { accountFor } from '../accounts';
 import type { Handler } from './types';
 
@@ -63,13 +62,6 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
       throw new XlurmError('INFEASIBLE', `requested ${normalized.count} device(s), but no matching pool has enough devices`);
     }
   }
-  const owner = { uid: caller.uid, gid: caller.gid, name: account.name };
-  const job = core.store.insert(owner, normalized, core.now());
-  core.addPending(job);
-  const reply = toWireJob(job); // the job as submitted (PENDING), even if a pass starts it before the reply
   // Acknowledged only once committed (group commit with the other submits of this turn).
-  return core.store.durable().then(() => reply, (e: unknown) => {
-    core.pending.delete(job.id); // rolled back: it never existed
-    throw e;
-  });
+  return core.submit({ uid: caller.uid, gid: caller.gid, name: account.name }, normalized);
 };
