@@ -144,7 +144,7 @@ class Daemon {
 async function startDaemon(opts = {}) { return new Daemon(opts).start(); }
 
 /**
- * The fake NVML (spec 9.6), compiled from test/fixtures/fake-nvml like the
+ * The fake NVML (docs/behaviour.md §9.6), compiled from test/fixtures/fake-nvml like the
  * tests' helper does, into this run's temp dir. Its state file lists the
  * devices and the processes on them and may be rewritten while the daemon runs.
  */

@@ -1,10 +1,11 @@
 /*
- * The daemon <-> launcher protocol (launcher.c): one struct launch_msg per SOCK_SEQPACKET
- * datagram, in the host's byte order (both ends run on the same machine). Shared by
- * xlurm-stepd and the daemon's addon (native/src/addon/launcher.cc).
+ * The daemon <-> launcher protocol: one struct launch_msg per SOCK_SEQPACKET datagram, in the
+ * host's byte order (both ends run on the same machine). Its two ends are the launcher
+ * (stepd/launcher.c, `xlurm-stepd --launcher`) and the daemon's addon (addon/launcher.cc);
+ * this header belongs to neither, and holds nothing but the messages and how one is sent.
  */
-#ifndef XLURM_LAUNCHER_H
-#define XLURM_LAUNCHER_H
+#ifndef XLURM_LAUNCH_PROTO_H
+#define XLURM_LAUNCH_PROTO_H
 
 #include <errno.h>
 #include <stdint.h>
@@ -58,16 +59,5 @@ static inline int launch_send(int fd, const struct launch_msg *m, const int *fds
         errno = EIO;
     return -1;
 }
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* The launcher's loop; returns its exit status. */
-int launcher_main(void);
-/* The supervisor proper (stepd.c): what main() runs, also entered by a launcher's child. */
-int supervisor_main(void);
-#ifdef __cplusplus
-}
-#endif
 
 #endif

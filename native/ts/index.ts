@@ -83,7 +83,7 @@ export interface XlurmNative {
 /** The daemon's end of a running supervisor launcher (`xlurm-stepd --launcher`). */
 export type LauncherHandle = { readonly __launcher: unique symbol };
 
-/** Messages from the launcher (native/src/stepd/launcher.h); CLOSED: its end is gone. */
+/** Messages from the launcher (native/src/launch-proto.h); CLOSED: its end is gone. */
 export const LAUNCH = { CLOSED: 0, SPAWNED: 3, EXITED: 4 } as const;
 
 const here = path.resolve(__dirname, '..');

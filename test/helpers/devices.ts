@@ -48,7 +48,7 @@ export async function views(d: Daemon): Promise<any[]> {
 /** A job command that waits until `marker` exists. */
 export const waitMarker = (marker: string): string => `while [ ! -e ${marker} ]; do sleep 0.02; done`;
 
-/** A job command printing every visibility variable (spec 6.4) on one line. */
+/** A job command printing every visibility variable (docs/behaviour.md §6.4) on one line. */
 export const SHOW_VISIBILITY = 'echo "CUDA=$CUDA_VISIBLE_DEVICES ASC=$ASCEND_RT_VISIBLE_DEVICES MUSA=$MUSA_VISIBLE_DEVICES ' +
   'MT=$MTHREADS_VISIBLE_DEVICES MACA=$MACA_VISIBLE_DEVICES HIP=$HIP_VISIBLE_DEVICES ROCR=$ROCR_VISIBLE_DEVICES ' +
   'ADI=${ASCEND_DEVICE_ID-unset}"';
@@ -101,7 +101,7 @@ export async function xqueueCost(d: Daemon): Promise<number> {
 }
 
 /**
- * Every vendor library override (spec 9.2) pointing at a missing file: spread before a test's
+ * Every vendor library override (docs/behaviour.md §9.2) pointing at a missing file: spread before a test's
  * fakes so `--backend auto` finds only those, even on a host with real vendor libraries.
  */
 export const NO_VENDOR_LIBRARIES: Readonly<Record<string, string>> = {

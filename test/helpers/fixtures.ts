@@ -1,5 +1,5 @@
 /**
- * Fake vendor libraries (spec 9.6): C sources in test/fixtures/<dir>/ compiled on
+ * Fake vendor libraries (docs/behaviour.md §9.6): C sources in test/fixtures/<dir>/ compiled on
  * demand with `cc -shared -fPIC` into test/fixtures/build/<dir>/<soname> (gitignored).
  * Parallel test files may build at once: each compiles to its own temporary
  * file and renames it into place (atomic), and a build is reused while it is
@@ -21,7 +21,7 @@ export interface FakeSpec {
   soname: string;
   /** Variable naming the state file the fake re-reads on every call. */
   stateEnv: string;
-  /** The daemon's library override variable (spec 9.2). */
+  /** The daemon's library override variable (docs/behaviour.md §9.2). */
   libraryEnv: string;
   /** Variable naming a file the fake appends each call's name to. */
   logEnv: string;

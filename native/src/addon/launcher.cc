@@ -1,4 +1,5 @@
-// The daemon's end of the supervisor launcher (native/src/stepd/launcher.c has the protocol):
+// The daemon's end of the supervisor launcher (native/src/stepd/launcher.c; the messages:
+// native/src/launch-proto.h):
 //   launcherPair()                      -> [daemonFd, launcherFd]: a SOCK_SEQPACKET pair; the
 //                                          launcher is started with launcherFd as its fd 3
 //   launcherWatch(daemonFd, onMessage)  -> handle; onMessage(op, tag, value) for every message
@@ -19,7 +20,7 @@
 
 #include <cerrno>
 
-#include "../stepd/launcher.h"
+#include "../launch-proto.h"
 
 namespace xlurm {
 

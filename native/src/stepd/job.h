@@ -1,13 +1,9 @@
 /*
- * xlurm-stepd: the per-job supervisor. Shared declarations of its few source files:
- *   stepd.c   main: descriptors, signals, identity, vfork/exec, supervision, reaping
- *   launcher.c  `xlurm-stepd --launcher`: forks supervisors for the daemon (launcher.h)
- *   spec.c    the job spec read from stdin (NUL-separated, see spec_read)
- *   result.c  the result file (compact JSON, written atomically)
- *   util.c    error output and number parsing
+ * The supervisor's job: the spec it reads from stdin (spec.c) and the result file it writes
+ * (result.c).
  */
-#ifndef XLURM_STEPD_H
-#define XLURM_STEPD_H
+#ifndef XLURM_STEPD_JOB_H
+#define XLURM_STEPD_JOB_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,19 +44,5 @@ enum job_state { JOB_COMPLETED, JOB_FAILED, JOB_CANCELLED, JOB_TIMED_OUT };
  * errno value. */
 int result_write(const char *path, enum job_state state, int exit_code, const char *error,
                  time_t finished_at);
-
-/* Writes "xlurm: " a b c "\n" to stderr (the job log) in one write; b and c may be NULL. */
-void say(const char *a, const char *b, const char *c);
-
-/* Joins up to three strings into a new heap string; never NULL (falls back to a static
- * "out of memory" text, which must then not be freed: check with str_is_static). */
-char *str_join(const char *a, const char *b, const char *c);
-int str_is_static(const char *s);
-
-/* Closes every descriptor from lowfd up (close_range, or /proc/self/fd where it is missing). */
-void close_from(int lowfd);
-
-/* Parses a plain decimal (digits only, no sign or spaces) no larger than max. 0 on success. */
-int parse_u64(const char *s, uint64_t max, uint64_t *out);
 
 #endif

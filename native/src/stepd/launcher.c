@@ -5,11 +5,12 @@
  * docs/performance.md).
  *
  * The daemon starts one launcher and talks to it over a SOCK_SEQPACKET socket on fd 3, one
- * fixed-size message per datagram (struct launch_msg, launcher.h):
+ * fixed-size message per datagram (struct launch_msg, ../launch-proto.h):
  *   daemon -> launcher  LAUNCH_SPAWN tag, with exactly four descriptors (SCM_RIGHTS): the
  *                       supervisor's fds 0-3 (spec, log, log, lock), exactly what an exec'd
  *                       xlurm-stepd gets. The child becomes a session leader and runs the
- *                       supervisor (supervisor_main(), stepd.c) as if exec'd.
+ *                       supervisor (the function main.c hands to launcher_main) as if
+ *                       exec'd.
  *                       LAUNCH_SIGNAL tag value: send signal `value` to that supervisor, if it
  *                       has not been reaped (its pid cannot have been reused before that).
  *   launcher -> daemon  LAUNCH_SPAWNED tag value: the supervisor's pid, or -errno.
@@ -32,12 +33,15 @@
  * supervisors the daemon started itself, outlive both (they are re-parented to init, and a
  * restarted daemon finds them through their locks).
  *
- * Signals: the supervisor's waited signals (SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP) stay
- * blocked here and so are blocked in every child from its first instruction, as the exec'd
- * supervisor has them blocked from the start of main(): a cancel that arrives early is kept
- * pending, not lost. SIGCHLD, SIGTERM and SIGINT are read here through a signalfd.
+ * Signals: the supervisor's waited signals (waited_signals, util.h) stay blocked here and so
+ * are blocked in every child from its first instruction, as an exec'd supervisor blocks them
+ * before it reads its spec: a cancel that arrives early is kept pending, not lost. SIGCHLD,
+ * SIGTERM and SIGINT are read here through a signalfd.
  */
 #include "launcher.h"
+
+#include "../launch-proto.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,8 +55,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include "stepd.h"
 
 #define SOCK_FD 3
 
@@ -97,16 +99,15 @@ static struct child *find_tag(uint32_t tag)
 static pid_t spare_pid;
 static int spare_sock = -1;
 
-/* Blocking send of one message (and at most one descriptor); any failure but EINTR means the
- * daemon is gone, and so the launcher's work is done. */
+/* What a child forked for a job runs (launcher_main's argument). */
+static int (*run_supervisor)(void);
+
+/* Blocking send of one message; any failure means the daemon is gone, and so the launcher's
+ * work is done. */
 static void reply(uint32_t op, uint32_t tag, int32_t value)
 {
     struct launch_msg m = {op, tag, value};
-    ssize_t n;
-    do
-        n = send(SOCK_FD, &m, sizeof m, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof m)
+    if (launch_send(SOCK_FD, &m, NULL, 0, 0) < 0)
         _exit(0);
 }
 
@@ -154,9 +155,9 @@ static void __attribute__((noreturn)) become_supervisor(const int fds[4])
         if (dup2(src[i], i) < 0)
             _exit(1);
     /* A session of our own, as the daemon's posix_spawn gives an exec'd supervisor; the rest
-     * (closing fds 4 and up, SIGPIPE, the signal mask) is supervisor_main()'s own start. */
+     * (closing fds 4 and up, SIGPIPE, the signal mask) is the supervisor's own start. */
     setsid();
-    _exit(supervisor_main());
+    _exit(run_supervisor());
 }
 
 static void spawn_one(uint32_t tag, const int fds[4])
@@ -231,11 +232,8 @@ static void __attribute__((noreturn)) spare_main(void)
 {
     setsid();
     sigset_t stop; /* the supervisor's waited signals but SIGCHLD: all stay blocked */
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGUSR1);
-    sigaddset(&stop, SIGHUP);
+    waited_signals(&stop);
+    sigdelset(&stop, SIGCHLD);
     int sfd = signalfd(-1, &stop, SFD_CLOEXEC); /* fails only with no descriptor to spare */
     /* Named last: under this name it is ready (its own session, its descriptors final). */
     prctl(PR_SET_NAME, "xlurm-spare", 0, 0, 0);
@@ -341,18 +339,14 @@ static int handle_message(void)
     return 0;
 }
 
-int launcher_main(void)
+int launcher_main(int (*supervisor)(void))
 {
+    run_supervisor = supervisor;
     /* Nothing but fds 0-3: the daemon's own descriptors that were not close-on-exec must not
      * be held here for the daemon's lifetime (supervisors close them anyway). */
     close_from(SOCK_FD + 1);
-    sigset_t blocked;
-    sigemptyset(&blocked);
-    sigaddset(&blocked, SIGCHLD);
-    sigaddset(&blocked, SIGTERM);
-    sigaddset(&blocked, SIGINT);
-    sigaddset(&blocked, SIGUSR1);
-    sigaddset(&blocked, SIGHUP);
+    sigset_t blocked; /* for every child from its first instruction (see the header comment) */
+    waited_signals(&blocked);
     sigprocmask(SIG_BLOCK, &blocked, NULL);
     signal(SIGPIPE, SIG_IGN);
 

@@ -1,7 +1,7 @@
 /* The job's result file: one line of compact JSON,
  *   {"state":"COMPLETED","exit_code":0,"finished_at":1700000000,"error":null}
  * written atomically (spec 7.3) so the daemon sees either no result or a whole one. */
-#include "stepd.h"
+#include "job.h"
 
 #include <errno.h>
 #include <fcntl.h>

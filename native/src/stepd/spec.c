@@ -7,7 +7,9 @@
  *   switch_user ("1"|"0"), cwd, time_limit_secs ("0" = none), argc (>= 1), argv[argc],
  *   envc, env[envc] ("KEY=VALUE", arbitrary bytes)
  * and nothing after the last string. */
-#include "stepd.h"
+#include "job.h"
+
+#include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -16,18 +16,20 @@
  *         ran" (still "spawn") from "the payload ran". Not synced: it must survive a daemon
  *         crash, not a power loss; a failed write is ignored (a full disk must not stop the job).
  *
- * It becomes a child subreaper, starts the payload (a vfork, see start_payload) in a new process group as the job's owner
- * (supplementary groups, gid, uid, no_new_privs, cwd, parent-death signal, then exec), enforces
+ * It becomes a child subreaper, starts the payload (a vfork, see start_payload) in a new
+ * process group as the job's owner (supplementary groups, gid, uid, no_new_privs, cwd,
+ * parent-death signal, then exec), enforces
  * cancellation and the time limit (SIGTERM to the group, SIGKILL 1 s later), kills and reaps
  * the whole group after the leader exits, and writes the result atomically (result.c).
  *
  * Exit status: 0 once a result is written; 1 when no usable result could be written (bad
  * descriptors, invalid spec, result write failure), with the reason in the log.
  */
-#include "stepd.h"
-#include "launcher.h"
+#include "supervisor.h"
 
-#include <dirent.h>
+#include "job.h"
+#include "util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -84,71 +86,6 @@ static void fail_exec(struct outcome *o, const char *argv0, int err)
         free(tail);
 }
 
-/* The signals we take synchronously (sigtimedwait) instead of by handler: SIGCHLD wakes the
- * supervision loop; SIGTERM, SIGINT and SIGUSR1 are cancellation requests; SIGHUP is ignored
- * (we have no terminal, but someone might still send it). Blocked from the very start, so an
- * early cancel is remembered instead of killing us before a result is written. */
-static void waited_signals(sigset_t *set)
-{
-    sigemptyset(set);
-    sigaddset(set, SIGCHLD);
-    sigaddset(set, SIGTERM);
-    sigaddset(set, SIGINT);
-    sigaddset(set, SIGUSR1);
-    sigaddset(set, SIGHUP);
-}
-
-static int is_cancel_signal(int sig)
-{
-    return sig == SIGTERM || sig == SIGINT || sig == SIGUSR1;
-}
-
-/* fds 0-2 must be open before we open anything, or a pipe or result file could land on them
- * (and a payload's stdout could end up being our exec-error pipe). */
-static void ensure_std_fds(void)
-{
-    for (int fd = 0; fd <= 2; fd++) {
-        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
-            continue;
-        int nul = open("/dev/null", O_RDWR);
-        if (nul >= 0 && nul != fd) {
-            dup2(nul, fd);
-            close(nul);
-        }
-    }
-}
-
-/* Close every descriptor above the lock: anything else the daemon leaked by mistake must
- * neither be held by us for the job's lifetime nor reach the job. close_range(2) (Linux 5.9),
- * else walk /proc/self/fd. */
-void close_from(int lowfd)
-{
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0u) == 0)
-        return;
-#endif
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return;
-    int self = dirfd(d);
-    struct dirent *e;
-    /* Collect first: closing while iterating would disturb the directory stream. */
-    int fds[256];
-    size_t n;
-    do {
-        n = 0;
-        rewinddir(d);
-        while ((e = readdir(d)) && n < sizeof fds / sizeof fds[0]) {
-            uint64_t v;
-            if (parse_u64(e->d_name, 1u << 30, &v) == 0 && (int)v >= lowfd && (int)v != self)
-                fds[n++] = (int)v;
-        }
-        for (size_t i = 0; i < n; i++)
-            close(fds[i]);
-    } while (n == sizeof fds / sizeof fds[0]);
-    closedir(d);
-}
-
 /* A cancel marker exists (written by the daemon on xcancel; spec 5.4). */
 static int cancel_marker(const struct job_spec *spec)
 {
@@ -161,8 +98,10 @@ static int cancel_signal_pending(void)
     sigset_t pending;
     if (sigpending(&pending) < 0)
         return 0;
-    return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1 ||
-           sigismember(&pending, SIGUSR1) == 1;
+    for (int sig = 1; sig < _NSIG; sig++)
+        if (is_cancel_signal(sig) && sigismember(&pending, sig) == 1)
+            return 1;
+    return 0;
 }
 
 /* What the payload's child shares with us: it runs in our memory (CLONE_VM) while we wait
@@ -476,25 +415,10 @@ static int finish(const char *result_path, const struct outcome *o)
     }
 }
 
-int main(int argc, char **argv)
-{
-    ensure_std_fds();
-    if (argc == 2 && strcmp(argv[1], "--launcher") == 0)
-        return launcher_main();
-    /* The job spec arrives on stdin only; other arguments are a caller error. */
-    if (argc > 1) {
-        say("invalid worker arguments", NULL, NULL);
-        return 1;
-    }
-    return supervisor_main();
-}
-
-/* The supervisor, from its inherited descriptors (see the header comment) to its result. Run
- * by main() in an exec'd xlurm-stepd, or in a child forked by the launcher (launcher.c), which
- * arrives here with the same descriptors, a session of its own and the same signals blocked. */
+/* The supervisor, from its inherited descriptors (see the header comment) to its result
+ * (supervisor.h says who calls it). */
 int supervisor_main(void)
 {
-
     /* The inherited lock: it must be open, and must not leak into the job (close-on-exec),
      * or a payload's background process could hold the lock after we are gone. */
     int flags = fcntl(LOCK_FD, F_GETFD);
@@ -506,6 +430,8 @@ int supervisor_main(void)
         say("missing inherited worker lock", NULL, NULL);
         return 1;
     }
+    /* Nothing above the lock: whatever else the daemon leaked must neither be held for the
+     * job's lifetime nor reach the job. */
     close_from(LOCK_FD + 1);
 
     sigset_t waited;

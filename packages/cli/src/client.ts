@@ -74,7 +74,7 @@ async function retryBusy<T>(opts: ClientOptions, attempt: () => Promise<T>, sign
 
 type PeerCheck = (socket: net.Socket, home: string) => void;
 
-/** Refuse a socket whose peer is not the owner of the state directory (spec 2.9). */
+/** Refuse a socket whose peer is not the owner of the state directory (docs/behaviour.md §2.9). */
 function checkPeer(socket: net.Socket, home: string): void {
   const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
   let uid: number;

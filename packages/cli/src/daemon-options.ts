@@ -1,4 +1,4 @@
-/** Options of `xlurm start`, `daemon` and `restart` (spec 2.2, preface 7, 9.5). */
+/** Options of `xlurm start`, `daemon` and `restart` (docs/behaviour.md §2.2, §P.7, §9.5). */
 import type { Options } from 'yargs';
 import { BACKEND_NAMES, parseBackend } from '@xlurm/protocol';
 import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';

@@ -1,5 +1,5 @@
 /**
- * Environment capture (spec 2.3, preface difference 8): the job receives the
+ * Environment capture (docs/behaviour.md §2.3, §P.8): the job receives the
  * submitter's environment byte for byte. The wire carries UTF-8 strings, so a
  * variable whose name or value is not valid UTF-8 is refused by name rather
  * than silently altered (Node would have replaced the bad bytes with U+FFFD).

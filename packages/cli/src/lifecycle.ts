@@ -1,5 +1,6 @@
 /**
- * Starting and restarting the background daemon (spec 2.2.1, 2.2.4), and
+ * Starting and restarting the background daemon (docs/behaviour.md §2.2.1,
+ * §2.2.4), and
  * running it (or `clean`) in this process. The daemon is the @xlurm/daemon
  * package's entry script; it exports `daemonMain(argv): Promise<number>`.
  */

@@ -1,9 +1,9 @@
 import type { DeviceKind } from './schemas';
 
-/** Vendors in allocation priority order (spec 5.1, 9.1). */
+/** Vendors in allocation priority order (docs/behaviour.md §5.1, §9.1). */
 export const KINDS: readonly DeviceKind[] = ['nvidia', 'ascend', 'mthreads', 'metax', 'ppu', 'hcu'];
 
-/** Display label per kind, used in tables and device keys (spec 4.1). */
+/** Display label per kind, used in tables and device keys (docs/behaviour.md §4.1). */
 export const KIND_LABEL: Readonly<Record<DeviceKind, string>> = {
   nvidia: 'nv', ascend: 'asc', mthreads: 'mtt', metax: 'mx', ppu: 'ppu', hcu: 'hcu',
 };

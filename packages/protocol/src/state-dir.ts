@@ -1,5 +1,5 @@
 /**
- * State directory initialisation (spec 7.2), shared by the daemon, `start`
+ * State directory initialisation (docs/behaviour.md §7.2), shared by the daemon, `start`
  * and `clean`. Plain fs calls: no native code needed.
  */
 import * as fs from 'node:fs';
@@ -55,7 +55,7 @@ function resolveExisting(p: string): string {
   }
 }
 
-/** Create/check `$XLURM_HOME` and `jobs/` with the modes of spec 7.1. */
+/** Create/check `$XLURM_HOME` and `jobs/` with the modes of docs/behaviour.md §7.1. */
 export function initStateDir(home: string): void {
   const euid = process.geteuid!();
   if (euid === 0) checkTrustedAncestors(home);

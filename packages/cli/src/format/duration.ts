@@ -1,6 +1,6 @@
 const pad2 = (n: number) => String(n).padStart(2, '0');
 
-/** `HH:MM:SS`, or `D-HH:MM:SS` from one day on (spec 4.4); negative input counts as 0. */
+/** `HH:MM:SS`, or `D-HH:MM:SS` from one day on (docs/behaviour.md §4.4); negative input counts as 0. */
 export function formatDuration(seconds: number): string {
   const s = Number.isFinite(seconds) && seconds > 0 ? Math.floor(seconds) : 0;
   const days = Math.floor(s / 86400);

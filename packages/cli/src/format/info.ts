@@ -1,4 +1,4 @@
-/** xinfo table (spec 4.4): fixed widths 12/11/6, longer values are not truncated. */
+/** xinfo table (docs/behaviour.md §4.4): fixed widths 12/11/6, longer values are not truncated. */
 import type { DeviceView } from '@xlurm/protocol';
 import { KIND_LABEL } from '@xlurm/protocol';
 import { padRight } from './table';
@@ -8,7 +8,7 @@ export const INFO_HEADER = 'DEVICE       STATUS      JOB    NAME';
 /**
  * One line per device. Under an `unknown` device that carries a
  * `monitoring_error`, an extra line indented to the STATUS column says why:
- * `             error: <failed query and driver error>` (spec 9.4).
+ * `             error: <failed query and driver error>` (docs/behaviour.md §9.4).
  */
 export function infoTable(views: readonly DeviceView[]): string {
   let out = INFO_HEADER + '\n';

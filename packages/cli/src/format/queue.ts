@@ -1,4 +1,4 @@
-/** xqueue output: row selection, table (spec 4.4) and detail text (4.3). */
+/** xqueue output: row selection, table (docs/behaviour.md §4.4) and detail text (§4.3). */
 import type { Device, Job, JobState, JobSummary } from '@xlurm/protocol';
 import { KIND_LABEL, isTerminal } from '@xlurm/protocol';
 import { formatDuration, since } from './duration';
@@ -30,7 +30,7 @@ export function assignedDevices(devices: readonly Device[]): string {
   return [...groups].map(([kind, ids]) => `${label(kind)}:[${ids.join(',')}]`).join(',');
 }
 
-/** The DEVICES cell (spec 4.4 rules 1–4). */
+/** The DEVICES cell (docs/behaviour.md §4.4 rules 1–4). */
 export function devicesCell(job: Pick<JobSummary, 'state' | 'devices' | 'count' | 'device_ids' | 'kind'>): string {
   if (job.devices.length > 0 || job.state !== 'PENDING') return assignedDevices(job.devices);
   if (job.count === 0) return 'cpu';
@@ -90,7 +90,7 @@ export function queueTable(rows: readonly JobSummary[], all: boolean, clock: Tab
   return renderTable(headers, cells);
 }
 
-/** `xqueue <id>` detail text (spec 4.3), with the start time in the local zone. */
+/** `xqueue <id>` detail text (docs/behaviour.md §4.3), with the start time in the local zone. */
 export function jobDetail(job: Job, now: number): string {
   const finished = job.result ? job.result.finished_at : null;
   const { wait, run } = waitAndRun(job.submitted_at, job.started_at, finished, now);

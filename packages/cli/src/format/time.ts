@@ -35,7 +35,7 @@ export function offsetLabel(date: Date): string {
 
 /**
  * Calendar text of unix `seconds` shifted by `offsetMinutes` (conversion done
- * as UTC on the shifted time, spec 4.4): `YYYY-MM-DD HH:MM:SS`, or
+ * as UTC on the shifted time, docs/behaviour.md §4.4): `YYYY-MM-DD HH:MM:SS`, or
  * `MM-DD HH:MM:SS` without the year; `<seconds> Unix` if out of range.
  */
 export function formatShifted(seconds: number, offsetMinutes: number, withYear = true): string {

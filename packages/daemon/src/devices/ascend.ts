@@ -1,5 +1,5 @@
 /**
- * Huawei Ascend through DCMI (spec 9.1-9.3; native/src/addon/dcmi.cc): one
+ * Huawei Ascend through DCMI (docs/behaviour.md §9.1-§9.3; native/src/addon/dcmi.cc): one
  * device per compute chip (multi-chip cards give one per chip), id = the
  * chip's logical id, visible = the logical id as text (what
  * ASCEND_RT_VISIBLE_DEVICES takes), npu = card id, chip = chip index, sorted

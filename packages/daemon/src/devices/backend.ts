@@ -24,5 +24,5 @@ export interface Backend {
   close(): void;
 }
 
-/** Extra variables a vendor needs in a job's environment (beyond spec 6.4), if any. */
+/** Extra variables a vendor needs in a job's environment (beyond docs/behaviour.md §6.4), if any. */
 export type BackendFactory = (opts: { env: NodeJS.ProcessEnv; log: (msg: string) => void }) => Backend;

@@ -1,5 +1,5 @@
 /**
- * Discovery for `--backend` (spec 9.3): `none` probes nothing; a specific
+ * Discovery for `--backend` (docs/behaviour.md §9.3): `none` probes nothing; a specific
  * vendor that fails stops start-up; `auto` skips failing vendors and logs why.
  * Vendor factories register themselves in FACTORIES.
  */

@@ -1,5 +1,5 @@
 /**
- * Hygon HCU (spec 9.1-9.3): identity and compute processes through hyhal's
+ * Hygon HCU (docs/behaviour.md §9.1-§9.3): identity and compute processes through hyhal's
  * rocm_smi (native/src/addon/rocm-smi.cc; id = rocm_smi index, visible =
  * unique id `0x…`), health through `hy-smi --healthcheck` (hy-smi.ts), both
  * asked on every probe, concurrently. Jobs get `ROCR_VISIBLE_DEVICES` = ids and

@@ -1,6 +1,6 @@
 /**
- * HCU health from Hygon's `hy-smi --healthcheck` (spec 9.1-9.3; driver-apis.md
- * §6.4): rocm_smi has no health call, so the daemon runs the tool itself, as
+ * HCU health from Hygon's `hy-smi --healthcheck` (docs/behaviour.md §9.1-§9.3;
+ * docs/driver-apis.md §6.4): rocm_smi has no health call, so the daemon runs the tool itself, as
  * Hygon's own device plugin does.
  *
  * * The tool is found once, at daemon start, from the daemon's environment:
@@ -22,7 +22,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export const HEALTH_TOOL_ENV = 'XLURM_HCU_HEALTH_TOOL';
-/** Searched before the daemon's PATH (spec 9.2). */
+/** Searched before the daemon's PATH (docs/behaviour.md §9.2). */
 export const HEALTH_TOOL_SEARCH: readonly string[] = ['/opt/dtk/.hyhal/bin/hy-smi'];
 /** hy-smi answers in ~44 ms (Hygon's own figure); a hung one must not hold a probe longer. */
 export const HEALTH_TIMEOUT_MS = 3000;
@@ -61,7 +61,7 @@ export function untrustedBecause(tool: string, euid = process.geteuid?.() ?? 0):
   return null;
 }
 
-/** The health tool's absolute path (spec 9.2); throws with the reason when there is none. */
+/** The health tool's absolute path (docs/behaviour.md §9.2); throws with the reason when there is none. */
 export function findHealthTool(env: NodeJS.ProcessEnv): string {
   const override = env[HEALTH_TOOL_ENV];
   let found: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * MetaX through MXSML's native API (spec 9.1-9.3; native/src/addon/mxsml.cc):
+ * MetaX through MXSML's native API (docs/behaviour.md §9.1-§9.3; native/src/addon/mxsml.cc):
  * id = MXSML device index, visible = GPU UUID (virtual functions are left out
  * unless every device is one, as in a guest). Probe = UUID unchanged, availability
  * (`mxSmlGetDeviceUnavailableReason`, and `mxSmlGetDeviceState` where exported:

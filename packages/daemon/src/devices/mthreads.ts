@@ -1,5 +1,5 @@
 /**
- * Moore Threads through MTML, read-only (spec 9.1, 9.2; native/src/addon/mtml.cc):
+ * Moore Threads through MTML, read-only (docs/behaviour.md §9.1, §9.2; native/src/addon/mtml.cc):
  * id = MTML index, visible = GPU UUID. MTML has no process query, so a probe
  * = UUID unchanged + the processes holding one of the GPU's device nodes
  * (`mtmlDeviceGet{Gpu,Primary,Render}Path`) open, from one scan of

@@ -1,8 +1,8 @@
 /**
  * The shared half of every vendor backend that talks to a management library
- * through the native addon (src/addon/device.cc): library lookup (spec 9.2),
+ * through the native addon (src/addon/device.cc): library lookup (docs/behaviour.md §9.2),
  * bounded discovery, probes off the event loop with a deadline, and the
- * vendor-neutral mapping of probe rows to statuses (spec 9.4, fail closed).
+ * vendor-neutral mapping of probe rows to statuses (docs/behaviour.md §9.4, fail closed).
  * A vendor module only describes itself (see nvidia.ts).
  */
 import * as path from 'node:path';

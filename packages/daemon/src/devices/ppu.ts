@@ -1,11 +1,11 @@
 /**
- * T-Head PPU through HGML (spec 9.1, 9.2; native/src/addon/hgml.cc, an
+ * T-Head PPU through HGML (docs/behaviour.md §9.1, §9.2; native/src/addon/hgml.cc, an
  * NVML-shaped library): id = HGML index, visible = UUID, probe = UUID
  * unchanged + compute processes (none → idle, any → busy). HGML has no health
- * call (driver-apis.md §5). Jobs get `CUDA_VISIBLE_DEVICES` = UUIDs
+ * call (docs/driver-apis.md §5). Jobs get `CUDA_VISIBLE_DEVICES` = UUIDs
  * (runner/visibility.ts); `PPU_VISIBLE_DEVICES` is not set: the sources
- * disagree whether the SDK reads it and its syntax is unknown (driver-apis.md
- * §7, §11.5), so xlurm does not guess.
+ * disagree whether the SDK reads it and its syntax is unknown
+ * (docs/driver-apis.md §7, §11.5), so xlurm does not guess.
  */
 import { nativeBackend } from './native-backend';
 
