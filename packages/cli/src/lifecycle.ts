@@ -1,8 +1,8 @@
 /**
  * Starting and restarting the background daemon (docs/behaviour.md §2.2.1,
- * §2.2.4), and
- * running it (or `clean`) in this process. The daemon is the @xlurm/daemon
- * package's entry script; it exports `daemonMain(argv): Promise<number>`.
+ * §2.2.4), and running it (or `clean`) in this process. The daemon is the
+ * @xlurm/daemon package's entry script; it exports
+ * `daemonMain(argv): Promise<number>`.
  */
 import * as fs from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
