@@ -33,7 +33,7 @@ export interface NativeVendor {
   status?: (device: Device, row: ProbeRow | undefined) => ProbeResult;
 }
 
-/** Spec 9.2: the override (absolute, from the daemon's environment only) or the search list. */
+/** docs/behaviour.md §9.2: the override (absolute, from the daemon's environment only) or the search list. */
 export function libraryPaths(v: Pick<NativeVendor, 'libraryEnv' | 'search'>, env: NodeJS.ProcessEnv): string[] {
   const override = env[v.libraryEnv];
   if (override !== undefined && override !== '') {
