@@ -11,7 +11,7 @@ t.test('cancellation, time limits, process-group cleanup and max-running', async
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   t.test('max-running is respected and pending jobs start as slots free', async (t) => {
-    const ids = [];
+    const ids: number[] = [];
     for (let i = 0; i < 4; i++) ids.push(await d.batch(`echo start >> ${dir}/mr; sleep 60`, ['-g', '0']));
     await d.waitState(ids[0]!, 'RUNNING');
     await d.waitState(ids[1]!, 'RUNNING');

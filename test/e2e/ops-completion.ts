@@ -12,6 +12,7 @@ import { CLI_BIN, IS_ROOT, ROOT } from '../helpers/env';
 import { startDaemon } from '../helpers/daemon';
 import { fakeLibrary } from '../helpers/fixtures';
 import { ensureTool } from '../helpers/tools';
+import { skip } from '../helpers/tap';
 
 const PROGRAMS = ['xlurm', 'xrun', 'xbatch', 'xqueue', 'xcancel', 'xinfo'];
 
@@ -130,7 +131,7 @@ t.test('bash: job and device ids come from the daemon', async (t) => {
   t.same(complete(['xlurm', 'exclude', ''], env), ['0', '1', '2'], 'device ids from xinfo');
   t.same(complete(['xrun', '-i', ''], env), ['0', '1', '2']);
   t.same(complete(['xcancel', ''], { XLURM_HOME: path.join(dir, 'nowhere') }), [], 'no daemon: nothing, and no error');
-  if (zshMissing) t.skip(`zsh unavailable: ${zshMissing}`);
+  if (zshMissing) skip(t, `zsh unavailable: ${zshMissing}`);
   else {
     t.same(zshComplete('xcancel ', env), [String(running)], 'zsh: xcancel offers the active jobs');
     t.same(zshComplete('xlurm exclude ', env), ['0', '1', '2'], 'zsh: device ids');
@@ -152,7 +153,7 @@ t.test('bash: job and device ids come from the daemon', async (t) => {
 });
 
 t.test('zsh: the script parses, registers every program and completes', async (t) => {
-  if (zshMissing) return t.skip(`zsh unavailable: ${zshMissing}`);
+  if (zshMissing) { skip(t, `zsh unavailable: ${zshMissing}`); return; }
   const file = path.join(zshDir, '_xlurm');
   const n = spawnSync('zsh', ['-n', file], { encoding: 'utf8' });
   t.equal(n.status, 0, n.stderr);

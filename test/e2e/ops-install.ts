@@ -13,6 +13,7 @@ import { ROOT } from '../helpers/env';
 import { rawRequest, runProcess, type RunResult } from '../helpers/daemon';
 import { ensureTool } from '../helpers/tools';
 import { pidAlive, waitFor } from '../helpers/wait';
+import { skip } from '../helpers/tap';
 
 t.setTimeout(900_000); // five runs of install.sh on a busy 2-core machine
 
@@ -100,7 +101,7 @@ t.test('fresh install: commands, man pages, completions, settings, unit, started
   t.match(unit, `\nExecStart=${process.execPath} ${prefix}/bin/xlurm daemon $XLURM_DAEMON_OPTS\n`);
   t.match(unit, `\nEnvironmentFile=-${envFile}\n`);
   const missing = ensureTool('systemd-analyze', 'systemd');
-  if (missing) t.skip(`systemd-analyze unavailable: ${missing}`);
+  if (missing) skip(t, `systemd-analyze unavailable: ${missing}`);
   else {
     // Also checks that Documentation=man:xlurm(1) resolves, against the installed pages.
     const v = spawnSync('systemd-analyze', ['verify', unitFile], { encoding: 'utf8', env: { ...process.env, MANPATH: path.join(prefix, 'share', 'man') } });

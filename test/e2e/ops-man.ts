@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLI_BIN, ROOT } from '../helpers/env';
 import { ensureTool } from '../helpers/tools';
+import { skip } from '../helpers/tap';
 
 t.test('docs/reference.md is generated from the same definitions and up to date', async (t) => {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'gen-share.js'), '--reference', path.join(ROOT, 'docs', 'reference.md'), '--check'], { encoding: 'utf8' });
@@ -17,7 +18,7 @@ t.test('docs/reference.md is generated from the same definitions and up to date'
 
 const missing = ensureTool('man', 'man-db') || ensureTool('groff', 'groff-base');
 if (missing) {
-  t.skip(`cannot render man pages: ${missing}`);
+  skip(t, `cannot render man pages: ${missing}`);
 } else {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-man-'));
   t.teardown(() => fs.rmSync(out, { recursive: true, force: true }));

@@ -13,6 +13,7 @@ import { CLI_BIN, ROOT } from '../helpers/env';
 import { Daemon, rawRequest } from '../helpers/daemon';
 import { ensureTool } from '../helpers/tools';
 import { pidAlive, waitFor } from '../helpers/wait';
+import { skip } from '../helpers/tap';
 
 const UNIT = path.join(ROOT, 'packaging', 'xlurm.service');
 const SETTINGS = path.join(ROOT, 'packaging', 'xlurm.default');
@@ -78,7 +79,7 @@ const settings = serviceSettings(unitText);
 
 t.test('the unit passes systemd-analyze verify', async (t) => {
   const missing = ensureTool('systemd-analyze', 'systemd');
-  if (missing) return t.skip(`systemd-analyze unavailable: ${missing}`);
+  if (missing) { skip(t, `systemd-analyze unavailable: ${missing}`); return; }
   // --man=no: the man page of Documentation= is not installed here (ops-install checks it installed).
   const r = spawnSync('systemd-analyze', ['verify', '--man=no', unitFile], { encoding: 'utf8', env: { ...process.env, SYSTEMD_LOG_LEVEL: 'info' } });
   t.equal(r.status, 0, r.stderr);

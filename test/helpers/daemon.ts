@@ -9,7 +9,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLI_BIN, DAEMON_MAIN, baseEnv } from './env';
-import { waitFor } from './wait';
+import { addFailureContext, waitFor } from './wait';
+import type { Scope as Tap } from './tap';
 
 export interface RunResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; stdoutBuf: Buffer }
 
@@ -22,10 +23,6 @@ export interface RunOpts {
   timeout?: number;
 }
 
-interface Tap {
-  teardown(fn: () => unknown): void;
-  comment(...args: unknown[]): void;
-}
 
 export interface DaemonOpts {
   backend?: string;
@@ -89,6 +86,24 @@ export class Daemon {
     // A short device poll (daemon environment only) so device transitions are
     // seen quickly; tests about the poll itself set their own interval.
     this.env = baseEnv({ XLURM_HOME: home, XLURM_POLL_INTERVAL_MS: '250', ...(opts.env ?? {}) });
+    // A wait that fails while this daemon is around shows what it logged.
+    t.teardown(addFailureContext(() => this.logTail()));
+  }
+
+  /**
+   * The end of what the daemon logged: its output when started in the
+   * foreground (start()), else its daemon.log (started by `xlurm start`).
+   */
+  logTail(max = 6000): string {
+    let text = this.output;
+    let where = 'output';
+    if (!this.proc) {
+      where = path.join(this.home, 'daemon.log');
+      try { text = fs.readFileSync(where, 'utf8'); } catch { return ''; }
+    }
+    if (!text) return '';
+    const tail = text.length > max ? `[…]${text.slice(-max)}` : text;
+    return `--- daemon ${this.home}: ${where} ---\n${tail}${tail.endsWith('\n') ? '' : '\n'}--- end of daemon ${where} ---`;
   }
 
   /** Clients run in the home's parent (world-traversable, exists before the daemon creates the home). */
@@ -112,10 +127,19 @@ export class Daemon {
     this.proc = proc;
     proc.stdout!.on('data', (b: Buffer) => { this.output += b.toString(); });
     proc.stderr!.on('data', (b: Buffer) => { this.output += b.toString(); });
-    let exited = false;
-    proc.once('exit', () => { exited = true; });
+    // A daemon that exits before it answers fails the start at once, with
+    // everything it wrote (read to the end of its pipes, which close with it).
+    let exited: Promise<string> | undefined;
+    proc.once('exit', (code, signal) => {
+      const drained = Promise.all([proc.stdout!, proc.stderr!].map((s) => new Promise((r) => {
+        if (s.readableEnded || s.destroyed) r(undefined); else s.once('close', r);
+      })));
+      // A pipe that a child of the daemon still holds never closes: give up on it after a while.
+      const bounded = Promise.race([drained, new Promise((r) => setTimeout(r, 2000).unref())]);
+      exited = bounded.then(() => `daemon exited during start-up (${signal ?? `exit status ${code}`})`);
+    });
     await waitFor(async () => {
-      if (exited) throw new Error(`daemon exited during start-up:\n${this.output}`);
+      if (exited) throw new Error(await exited);
       return this.ping();
     }, { timeout: 20000, what: 'daemon start' });
     return this;

@@ -9,13 +9,8 @@ import * as path from 'node:path';
 import { startDaemon, type Daemon, type DaemonOpts } from './daemon';
 import type { FakeLibrary } from './fixtures';
 import { waitFor } from './wait';
+import type { Tap } from './tap';
 
-interface Tap {
-  teardown(fn: () => unknown): void;
-  comment(...args: unknown[]): void;
-  ok(v: unknown, msg?: string): void;
-  equal(a: unknown, b: unknown, msg?: string): void;
-}
 
 /**
  * A daemon on the given fakes (their variables merged over NO_VENDOR_LIBRARIES, so `--backend

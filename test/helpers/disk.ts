@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { IS_ROOT } from './env';
 
 /** Mount a tmpfs of `size` bytes (mode 0755); `why` says why not where that is not permitted. */
-export function mountTmpfs(tap: { teardown(fn: () => unknown): void }, size: number): { dir?: string; why?: string } {
+export function mountTmpfs(tap: { teardown(fn: () => unknown): void }, size: number): { dir: string; why?: undefined } | { dir?: undefined; why: string } {
   if (!IS_ROOT) return { why: 'mounting a tmpfs needs root' };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-full-'));
   try {

@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from './env';
+import type { Scope as Tap } from './tap';
 
 export interface FakeSpec {
   /** Directory under test/fixtures/ holding the C sources. */
@@ -113,7 +114,6 @@ function compile(dirs: readonly string[], out: string, flags: readonly string[],
   return out;
 }
 
-interface Tap { teardown(fn: () => unknown): void }
 
 /** A built fake plus its own state and call-log files. */
 export class FakeLibrary {

@@ -7,8 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { Scope as Tap } from './tap';
 
-interface Tap { teardown(fn: () => unknown): void }
 
 export const mttUuid = (i: number): string => `5e1ec7ed-0000-4000-8000-00000000000${i}`;
 

@@ -17,8 +17,8 @@ import * as path from 'node:path';
 import { CLI_BIN, DAEMON_MAIN, IS_ROOT, ROOT } from './env';
 import { Daemon, nodeCommand, runProcess, startDaemon, type DaemonOpts, type RunOpts, type RunResult } from './daemon';
 import { pidAlive, waitFor } from './wait';
+import type { Scope as Tap } from './tap';
 
-interface Tap { teardown(fn: () => unknown): void; comment(...args: unknown[]): void }
 
 /** Why a multi-user test is skipped, or false when it runs. */
 export const MULTIUSER_SKIP: string | false = IS_ROOT ? false

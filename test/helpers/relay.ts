@@ -8,10 +8,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Daemon, RunOpts } from './daemon';
 import { waitFor } from './wait';
+import type { Tap } from './tap';
 
-interface Tap {
-  test(name: string, fn: (t: any) => Promise<void>): unknown;
-}
 
 const seq = (from: number, to: number): Buffer => execFileSync('seq', [String(from), String(to)], { maxBuffer: 1 << 30 });
 

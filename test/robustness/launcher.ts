@@ -10,11 +10,12 @@ import * as path from 'node:path';
 import { startDaemon, type Daemon } from '../helpers/daemon';
 import { launcherOf as launcherOfPid, pidsByComm, stopSupervisorsOf } from '../helpers/probe';
 import { waitFor } from '../helpers/wait';
+import type { Tap } from '../helpers/tap';
 
 const ppidOf = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
 const launcherOf = (d: Daemon) => launcherOfPid(d.proc!.pid!);
 
-function scratch(t: typeof import('tap')['default']): string {
+function scratch(t: Tap): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-launcher-'));
   fs.chmodSync(dir, 0o755);
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -39,7 +40,8 @@ t.test('jobs outlive a killed launcher: their ends are collected, cancel works, 
   t.equal(supervisors.length, 2, 'both supervisors are the launcher\'s children');
   // And both have started their payloads (the lock mark says so), so neither can go back to the queue.
   for (const id of [waiter, sleeper]) {
-    await waitFor(() => fs.readFileSync(path.join(d.jobsDir, `${id}.lock`), 'utf8') === 'started\n', { what: `job ${id} started` });
+    const lock = path.join(d.jobsDir, `${id}.lock`);
+    await waitFor(() => fs.existsSync(lock) && fs.readFileSync(lock, 'utf8') === 'started\n', { what: `job ${id} started` });
   }
 
   process.kill(launcher, 'SIGKILL');

@@ -175,7 +175,7 @@ function mutant(rng: Rng, cwd: string): { kind: string; bytes: Buffer } {
         bytes: cached(`big${k}`, () => {
           const big = k === 0 ? { command: Array(70000).fill('x') } : k === 1 ? { name: 'n'.repeat(5000) }
             : { env: Object.fromEntries(Array.from({ length: 20000 }, (_, i) => [`V${i}`, 'v'])) };
-          return text({ v: 1, op: 'submit', args: { ...((bases(cwd)[8]!.args) as object), ...big } } as Json);
+          return text({ v: 1, op: 'submit', args: { ...((bases(cwd)[8]!.args) as object), ...big } } as unknown as Json);
         }),
       };
     }
@@ -244,7 +244,7 @@ t.test('protocol abuse', async (t) => {
   await d.waitState(1, 'COMPLETED');
   const chatty = await d.batch('while :; do seq 1 3000; sleep 0.01; done', ['-g', '0', '-t', '300']);
   await d.waitState(chatty, 'RUNNING');
-  await waitFor(() => fs.statSync(path.join(d.jobsDir, `${chatty}.log`)).size > MiB, { what: 'chatty log' });
+  await waitFor(() => (fs.statSync(path.join(d.jobsDir, `${chatty}.log`), { throwIfNoEntry: false })?.size ?? 0) > MiB, { what: 'chatty log' });
 
   // Warm up every path once (lazy modules, inotify, the SQLite page cache), then take the baseline.
   for (const b of bases(dir)) {

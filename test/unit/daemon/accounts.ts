@@ -1,11 +1,12 @@
 import t from 'tap';
 import { accountFor, groupsFor } from '../../../packages/daemon/src/accounts';
 import { accountByUid, groupList } from '../../../native/ts/index';
+import { skip } from '../../helpers/tap';
 
 t.test('account and group lookups are cached for two seconds, misses never', async (t) => {
   const uid = process.getuid!();
   const me = accountByUid(uid);
-  if (!me) { t.skip('this uid has no account'); return; }
+  if (!me) { skip(t, 'this uid has no account'); return; }
   const t0 = 1_000_000;
   const a = accountFor(uid, t0);
   t.same(a, me);
