@@ -13,6 +13,7 @@ import {
   FrameDecoder, FrameSyntax, FrameTooLarge, MAX_RESPONSE_BYTES, PROTOCOL_VERSION, VERSION, resolveHome, statePaths,
 } from '@xlurm/protocol';
 import { CliError, osErrorText } from './errors';
+import { sleep } from './sleep';
 
 /** The socket could not be connected (daemon not running, or going away). */
 export class ConnectError extends CliError {}
@@ -39,15 +40,6 @@ const BUSY_MAX_DELAY_MS = 200;
 export function busyDelay(attempt: number, random: () => number = Math.random): number {
   const base = Math.min(BUSY_MAX_DELAY_MS, BUSY_FIRST_DELAY_MS * 2 ** Math.min(attempt, 8));
   return Math.round(base * (0.5 + random() / 2));
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) { reject(signal.reason); return; }
-    const onAbort = () => { clearTimeout(t); reject(signal!.reason); };
-    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**

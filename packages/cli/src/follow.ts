@@ -28,6 +28,7 @@ import { ConnectError, ConnectionClosed, request as realRequest, stream as realS
 import type { StreamEnd } from './client';
 import { CliError } from './errors';
 import { formatUtc } from './format/time';
+import { sleep } from './sleep';
 
 export interface FollowDeps {
   stream: typeof realStream;
@@ -55,15 +56,6 @@ export interface FollowDeps {
 /** Dropped connections and a daemon that is shutting down are worth retrying. */
 export function retryable(e: unknown): boolean {
   return e instanceof ConnectError || e instanceof ConnectionClosed || (e instanceof CliError && e.code === 'SHUTTING_DOWN');
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) { reject(signal.reason); return; }
-    const onAbort = () => { clearTimeout(t); reject(signal.reason); };
-    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Read size of the direct path (one buffer, reused). */

@@ -10,11 +10,10 @@ import { initStateDir, statePaths } from '@xlurm/protocol';
 import { request } from './client';
 import { daemonArgv, type DaemonOptions } from './daemon-options';
 import { CliError, osErrorText } from './errors';
+import { sleep } from './sleep';
 
 const POLL_MS = 50;
 const LIMIT_MS = 45_000;
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Path of the daemon's entry script (packages/daemon/dist/main.js). */
 export function daemonEntry(): string {
