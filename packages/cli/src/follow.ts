@@ -24,6 +24,7 @@
  */
 import * as fs from 'node:fs';
 import type { Job } from '@xlurm/protocol';
+import { LogTail } from '@xlurm/protocol';
 import { ConnectError, ConnectionClosed, request as realRequest, stream as realStream } from './client';
 import type { StreamEnd } from './client';
 import { CliError } from './errors';
@@ -60,18 +61,6 @@ export function retryable(e: unknown): boolean {
 
 /** Read size of the direct path (one buffer, reused). */
 const DIRECT_CHUNK = 1 << 20;
-/** Backstop poll of the direct path (inotify wakes it sooner). */
-const DIRECT_POLL_MS = 250;
-/**
- * Following a live job: after a read that caught up with the writer, and
- * while the file stays quiet, look again after PAUSE_MIN_MS, doubling up to
- * PAUSE_MAX_MS; once it was quiet for WATCH_AFTER_MS, wait on inotify. (As
- * the daemon's relay does: reading on every inotify event meant a read per
- * few KiB the job wrote, and a job slowed down by its own follower.)
- */
-const PAUSE_MIN_MS = 1;
-const PAUSE_MAX_MS = 8;
-const WATCH_AFTER_MS = 30;
 /** Poll while the log does not exist yet (the job is about to start). */
 const DIRECT_OPEN_POLL_MS = 20;
 
@@ -201,65 +190,32 @@ export class Follower {
 
   /**
    * Direct path: copy the log file from `this.offset` to stdout until `ended()`
-   * was true before a read that found nothing more. Rejects with RelayInstead
+   * was true before a read that found nothing more (protocol's LogTail: the
+   * same waiting policy as the daemon's relay). Rejects with RelayInstead
    * when the file cannot be read as this account's regular file.
    */
   private async readLog(file: string, ended: () => boolean, signal: AbortSignal): Promise<void> {
     const buf = Buffer.allocUnsafeSlow(DIRECT_CHUNK);
-    let fd = -1;
-    let watcher: fs.FSWatcher | undefined;
-    const unwatch = () => { watcher?.close(); watcher = undefined; };
-    let wake: (() => void) | undefined;
-    let dirty = true;
-    const poke = () => { dirty = true; const w = wake; wake = undefined; w?.(); };
-    const nap = (ms: number) => new Promise<void>((resolve) => { wake = resolve; setTimeout(poke, ms).unref(); });
-    let pause = PAUSE_MIN_MS;
-    let quietMs = 0;
-    this.pokeReader = poke;
-    signal.addEventListener('abort', poke, { once: true });
+    const tail = new LogTail(file, this.offset, {
+      open: () => openLog(file),
+      caughtUp: false,
+      read(fd, offset) {
+        const n = fs.readSync(fd, buf, 0, DIRECT_CHUNK, offset);
+        this.caughtUp = n < DIRECT_CHUNK;
+        return n;
+      },
+      deliver: (n) => this.deps.write(buf.subarray(0, n)),
+      ended,
+      stopped: () => signal.aborted,
+    }, { openPollMs: DIRECT_OPEN_POLL_MS });
+    this.pokeReader = tail.poke;
+    signal.addEventListener('abort', tail.poke, { once: true });
     try {
-      for (;;) {
-        if (signal.aborted) throw signal.reason;
-        if (fd < 0) fd = openLog(file);
-        // Snapshot the end before reading: what was written before it is then all read.
-        const final = ended();
-        const n = fd >= 0 ? fs.readSync(fd, buf, 0, DIRECT_CHUNK, this.offset) : 0;
-        if (n > 0) {
-          const pending = this.deps.write(buf.subarray(0, n));
-          if (pending) await pending;
-          this.offset += n;
-          unwatch();
-          pause = PAUSE_MIN_MS;
-          quietMs = 0;
-          // Caught up with a live writer: let it write more before the next
-          // read. Else let the event loop run (signals, the state stream).
-          if (n < DIRECT_CHUNK && !final) await nap(PAUSE_MIN_MS);
-          else await new Promise<void>((r) => setImmediate(r));
-          continue;
-        }
-        if (final) return;
-        if (fd < 0) {
-          // Not created yet: the job is about to start (or never will; the end says so).
-          if (!dirty) await nap(DIRECT_OPEN_POLL_MS);
-        } else if (quietMs < WATCH_AFTER_MS) {
-          if (!dirty) await nap(pause);
-          quietMs += pause;
-          pause = Math.min(2 * pause, PAUSE_MAX_MS);
-        } else {
-          if (!watcher) {
-            try { watcher = fs.watch(file, { persistent: false }, poke); watcher.on('error', () => undefined); } catch { watcher = undefined; }
-            // A write between the last read and the watch has no event: read once more.
-            if (watcher) { dirty = false; continue; }
-          }
-          if (!dirty) await nap(DIRECT_POLL_MS);
-        }
-        dirty = false;
-      }
+      if (!(await tail.run())) throw signal.reason;
     } finally {
+      this.offset = tail.offset;
       this.pokeReader = undefined;
-      signal.removeEventListener('abort', poke);
-      unwatch();
-      if (fd >= 0) fs.closeSync(fd);
+      signal.removeEventListener('abort', tail.poke);
     }
   }
 

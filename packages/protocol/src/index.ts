@@ -14,3 +14,4 @@ export type {
   DeviceStatus, DeviceView, DaemonStatus, OpName, OpArgs, OpResult,
 } from './schemas';
 export * from './state-dir';
+export * from './log-tail';

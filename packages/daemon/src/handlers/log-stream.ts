@@ -25,12 +25,13 @@
  *   MAX_LARGE streams hold a large one at a time, the others read 64 KiB
  *   chunks (heap memory sized to what is there), so thousands of stuck
  *   readers cannot exhaust the daemon;
- * - following a live job, reads wait until the writer wrote a while (see
- *   PAUSE_MIN_MS), so a fast job's output travels in large chunks.
+ * - following a live job, reads wait until the writer wrote a while, so a
+ *   fast job's output travels in large chunks (the waiting policy is
+ *   protocol's LogTail, shared with xrun's direct read of its own log).
  */
 import * as fs from 'node:fs';
 import type { Job } from '@xlurm/protocol';
-import { PROTOCOL_VERSION, jobPaths, isTerminal } from '@xlurm/protocol';
+import { LogTail, PROTOCOL_VERSION, jobPaths, isTerminal } from '@xlurm/protocol';
 import { toWireJob } from '../store/store';
 import type { Caller, Core } from '../core';
 import type { StreamOut } from './types';
@@ -43,19 +44,11 @@ export const CHUNK_MIN = 64 * 1024;
 export const MAX_LARGE = 8;
 /** Idle large buffers kept for the next stream. */
 const KEEP_LARGE = 2;
-const IDLE_POLL_MS = 250;
 /**
- * Following a live job: after a read that caught up with the writer, and
- * while the file stays quiet, look again after PAUSE_MIN_MS, doubling up to
- * PAUSE_MAX_MS; once it was quiet for WATCH_AFTER_MS, wait on inotify
- * instead. Reading on every inotify event while a job writes fast meant one
- * event, one read and one frame per few KiB the job wrote (and a job slowed
- * down by its own follower); pausing lets the writes gather into large
- * chunks, and output after a quiet spell still shows at once.
+ * Looking for a log that does not exist yet: the stream is poked on every
+ * state change of the job (its start creates the log), so this is a backstop.
  */
-const PAUSE_MIN_MS = 1;
-const PAUSE_MAX_MS = 8;
-const WATCH_AFTER_MS = 30;
+const OPEN_POLL_MS = 250;
 const V = PROTOCOL_VERSION;
 
 const idle: Buffer[] = [];
@@ -99,74 +92,40 @@ export function logStream(core: Core, caller: Caller, id: number, start: number,
   return {
     stream: async (out: StreamOut): Promise<void> => {
       const file = jobPaths(core.home, id).log;
-      let offset = start;
-      let fd = -1;
-      let wake: (() => void) | undefined;
-      let dirty = true;
-      const poke = () => { dirty = true; const w = wake; wake = undefined; w?.(); };
-      /** Wait for a poke, or `ms` at most. */
-      const nap = (ms: number) => new Promise<void>((resolve) => { wake = resolve; setTimeout(poke, ms).unref(); });
-      let watcher: fs.FSWatcher | undefined;
-      const unwatch = () => { watcher?.close(); watcher = undefined; };
-      let pause = PAUSE_MIN_MS;
-      let quietMs = 0;
       let jobChanged = false;
       /** The chunk being sent, until the socket took all of it (or closed). */
       let chunk: Chunk | undefined;
-      const unlisten = follow ? core.listen(id, (j) => { job = j; jobChanged = true; poke(); }) : undefined;
-      void out.gone.then(poke);
+      const tail = new LogTail(file, start, {
+        open: () => {
+          if (!bytes) return -1;
+          try { return fs.openSync(file, 'r'); } catch { return -1; }
+        },
+        caughtUp: false,
+        read(fd, offset) {
+          chunk = readChunk(fd, offset);
+          this.caughtUp = chunk.all;
+          return chunk.bytes.length;
+        },
+        deliver: (_n, offset) => out.send({ v: V, ok: true, event: 'log', offset }, chunk!.bytes),
+        delivered: () => { release(chunk); chunk = undefined; },
+        // Snapshot before each read (LogTail's order): bytes written before the end are then all read.
+        ended: () => !follow || isTerminal(job.state),
+        stopped: () => out.closed,
+        turn: () => {
+          if (!jobChanged) return undefined;
+          jobChanged = false;
+          return out.send({ v: V, ok: true, event: 'job', job });
+        },
+      }, { openPollMs: OPEN_POLL_MS });
+      const unlisten = follow ? core.listen(id, (j) => { job = j; jobChanged = true; tail.poke(); }) : undefined;
+      void out.gone.then(tail.poke);
       try {
         if (follow) await out.send({ v: V, ok: true, event: 'job', job });
-        for (;;) {
-          if (out.closed) return;
-          if (jobChanged) { jobChanged = false; await out.send({ v: V, ok: true, event: 'job', job }); }
-          if (fd < 0 && bytes) {
-            try { fd = fs.openSync(file, 'r'); } catch { fd = -1; }
-          }
-          // Snapshot "terminal" before reading: bytes written before the end are then all read.
-          const done = !follow || isTerminal(job.state);
-          chunk = fd >= 0 ? readChunk(fd, offset) : NOTHING;
-          const n = chunk.bytes.length;
-          if (n > 0) {
-            const caughtUp = chunk.all;
-            await out.send({ v: V, ok: true, event: 'log', offset }, chunk.bytes);
-            release(chunk);
-            chunk = undefined;
-            offset += n;
-            unwatch();
-            pause = PAUSE_MIN_MS;
-            quietMs = 0;
-            // Caught up with a live writer: let it write more before the next read.
-            if (caughtUp && !done) await nap(PAUSE_MIN_MS);
-            continue;
-          }
-          if (done) {
-            await out.send({ v: V, ok: true, event: 'end', job: follow ? job : null, offset });
-            return;
-          }
-          if (fd >= 0 && quietMs < WATCH_AFTER_MS) {
-            // Quiet for a moment only: look again soon, without inotify.
-            if (!dirty) await nap(pause);
-            quietMs += pause;
-            pause = Math.min(2 * pause, PAUSE_MAX_MS);
-          } else {
-            if (fd >= 0 && !watcher) {
-              try { watcher = fs.watch(file, { persistent: false }, poke); watcher.on('error', () => undefined); } catch { watcher = undefined; }
-              // A write between the last read and the watch has no event: read once more.
-              if (watcher) { dirty = false; continue; }
-            }
-            // inotify can miss nothing we need, but a file created after the
-            // watch was attempted has none: poll slowly as a backstop.
-            if (!dirty) await nap(IDLE_POLL_MS);
-          }
-          dirty = false;
-        }
+        if (await tail.run()) await out.send({ v: V, ok: true, event: 'end', job: follow ? job : null, offset: tail.offset });
       } finally {
         // A send that did not finish resolved on 'close': the socket is done with the buffer.
         release(chunk);
         unlisten?.();
-        unwatch();
-        if (fd >= 0) fs.closeSync(fd);
       }
     },
   };
