@@ -1,4 +1,4 @@
-import type { DeviceKind } from './schemas';
+import type { DeviceKind, JobState } from './schemas';
 
 /** Vendors in allocation priority order (docs/behaviour.md §5.1, §9.1). */
 export const KINDS: readonly DeviceKind[] = ['nvidia', 'ascend', 'mthreads', 'metax', 'ppu', 'hcu'];
@@ -31,6 +31,8 @@ export function parseBackend(name: string): string | undefined {
 }
 
 export const TERMINAL_STATES = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] as const;
+/** Every job state, in the order of a job's life: waiting, running, then how it ended. */
+export const JOB_STATES = ['PENDING', 'RUNNING', ...TERMINAL_STATES] as const satisfies readonly JobState[];
 export function isTerminal(state: string): boolean {
   return state !== 'PENDING' && state !== 'RUNNING';
 }

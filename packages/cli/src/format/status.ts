@@ -1,9 +1,11 @@
 /** `xlurm status` text. */
 import type { DaemonStatus } from '@xlurm/protocol';
+import { JOB_STATES } from '@xlurm/protocol';
 import { formatDuration } from './duration';
 import { formatLocal } from './time';
 
-const STATES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+/** Every state is listed, in this order, even at 0; any other the daemon counts follows. */
+const STATES: readonly string[] = JOB_STATES;
 
 /** `7d`, `12h`, `30m`, `45s`: the largest unit that divides the value. */
 export function formatRetention(secs: number): string {
