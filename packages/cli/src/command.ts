@@ -22,6 +22,7 @@ export interface XCommand extends Omit<CommandModule<object, Args>, 'builder' | 
   haltAtNonOption?: boolean;
   /** Not listed in `xlurm --help`. */
   hidden?: boolean;
-  builder(y: Argv): Argv<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Adds the command's options; what they parse to reaches the handler as Args. */
+  builder(y: Argv): Argv<object>;
   handler(args: Args): Promise<void>;
 }
