@@ -18,7 +18,7 @@ import { supervisorOf } from '../helpers/chaos';
 import { Daemon } from '../helpers/daemon';
 import { fill, fillSlack, mountTmpfs } from '../helpers/disk';
 import { exchange, stopSupervisorsOf } from '../helpers/probe';
-import { pidAlive, waitFor } from '../helpers/wait';
+import { keepsHolding, pidAlive, waitFor } from '../helpers/wait';
 import { skip } from '../helpers/tap';
 
 const MiB = 1024 * 1024;
@@ -52,9 +52,11 @@ t.test('a full disk under XLURM_HOME loses nothing', async (t) => {
   };
   let daemonPid = (await status()).pid;
 
-  // A ends while the disk is full; R runs until cancelled; B waits for a slot.
+  // A ends while the disk is full (once the test creates aGo, off the full disk); R runs until
+  // cancelled; B waits for a slot.
+  const aGo = path.join(work, 'a-go');
   const aDone = path.join(work, 'a-done');
-  const a = await d.batch(`sleep 3; echo > ${aDone}; exit 7`, ['-g', '0']);
+  const a = await d.batch(`while [ ! -e ${aGo} ]; do sleep 0.05; done; echo > ${aDone}; exit 7`, ['-g', '0']);
   const r = await d.batch('sleep 120', ['-g', '0']);
   await d.waitState(a, 'RUNNING');
   await d.waitState(r, 'RUNNING');
@@ -112,19 +114,18 @@ t.test('a full disk under XLURM_HOME loses nothing', async (t) => {
   });
 
   t.test('while full: a running job keeps running, and ending it keeps its outcome', async (t) => {
+    fs.writeFileSync(aGo, '');
     await waitFor(() => fs.existsSync(aDone), { timeout: 20000, what: 'job A to finish its payload' });
     // The payload exited and its supervisor cannot write the result. It must
     // wait for space (holding the job's lock, so the job stays RUNNING), not
     // exit without a result (which the daemon would report as vanished).
-    const deadline = Date.now() + 1500;
-    while (Date.now() < deadline) {
-      const j = await d.job(a);
-      if (supervisorOf(home, a) === undefined || j.state !== 'RUNNING') {
-        t.fail(`job A's supervisor exited while the disk was full (job ${j.state})`);
-        break;
-      }
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    // Nothing marks "waits for good", so it is watched for a while.
+    let state = 'RUNNING';
+    const held = await keepsHolding(async () => {
+      state = (await d.job(a)).state as string;
+      return supervisorOf(home, a) !== undefined && state === 'RUNNING';
+    }, 1500);
+    t.ok(held, `job A's supervisor waits for space while the disk is full (job ${state})`);
     t.equal((await status()).pid, daemonPid, 'the daemon still answers');
   });
 

@@ -4,6 +4,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { ConnectError, ConnectionClosed, busyDelay, connect, request, setPeerCheck, stream } from '../../../packages/cli/src/client';
 import { fakeDaemon, tempDir } from './fake-daemon';
+import { waitFor } from '../../helpers/wait';
 
 const job = (state: string, extra: object = {}) => ({ id: 9, state, started_at: null, result: null, ...extra });
 
@@ -171,7 +172,9 @@ t.test('streams retry BUSY too; an abort stops the retrying', async (t) => {
   refusals = 1000;
   const ac = new AbortController();
   const p = stream('follow', { id: 1 }, { onLog: () => undefined }, { home: d.home, signal: ac.signal });
-  await new Promise((r) => setTimeout(r, 50));
+  // Aborted while it backs off between refusals (two more requests: it is retrying).
+  const before = d.requests.length;
+  await waitFor(() => d.requests.length >= before + 2, { what: 'two refused retries' });
   ac.abort(new Error('interrupted'));
   await t.rejects(p, { message: 'interrupted' });
 });

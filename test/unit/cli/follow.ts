@@ -282,7 +282,8 @@ t.test('direct path: a daemon that does not know `bytes` relays instead, from th
   fs.writeFileSync(file, content.slice(0, 6));
   const d = await fakeDaemon(t, async (c) => {
     if (c.req.args.bytes === false) {
-      await new Promise((r) => setTimeout(r, 20)); // the reader may have written some already
+      // Refused only once the file reader has written what the file holds, so the relay must resume after it.
+      await until(() => h.text() === content.slice(0, 6));
       c.refuse('INVALID_REQUEST', 'invalid request: unknown field `bytes` in args');
       return;
     }

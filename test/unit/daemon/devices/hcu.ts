@@ -23,7 +23,12 @@ t.test('the backend asks both at once and closes the library', async (t) => {
   let closed = 0;
   let inFlight = 0;
   let overlap = false;
-  const slow = <T>(v: T) => new Promise<T>((r) => { inFlight++; setTimeout(() => { overlap ||= inFlight === 2; inFlight--; r(v); }, 50); });
+  // Each call answers only after the current turn: calls made at once are both in flight by then.
+  const slow = <T>(v: T) => {
+    inFlight++;
+    overlap ||= inFlight === 2;
+    return new Promise<T>((r) => setImmediate(() => { inFlight--; r(v); }));
+  };
   const inner: Backend = {
     kind: 'hcu', devices,
     probe: (ids) => slow(new Map(ids.map((id) => [id, { status: 'idle' as const }]))),

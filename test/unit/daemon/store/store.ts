@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Store } from '../../../../packages/daemon/src/store/store';
+import { waitFor } from '../../../helpers/wait';
 
 const owner = { uid: 1000, gid: 1000, name: 'alice' };
 const spec = { command: ['true'], cwd: '/', env: {}, name: 'true', count: 0, kind: null, time_limit: null, script: null };
@@ -124,12 +125,13 @@ t.test('durability: nothing is reported durable before the WAL is fdatasync()ed;
   await tick(); await tick();
   t.equal(held.length, 1, 'no second sync while one is in flight');
   held.shift()!();
-  await new Promise((r) => setTimeout(r, 50));
+  // Both follow the completed sync asynchronously: its waiters are told, the next sync starts.
+  await waitFor(() => first && held.length > 0, { what: 'the first sync done and the next one started' });
   t.ok(first, 'durable once its sync completed');
   t.notOk(second || third, 'commits made during the sync wait for the next one');
   t.equal(held.length, 1, 'one sync covers both later commits');
   held.shift()!();
-  await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => second && third, { what: 'the shared sync done' });
   t.ok(second && third, 'both durable after the shared sync');
 
   // A failed sync is an error for its waiters, never a silent success.
