@@ -13,6 +13,9 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
     LANG: 'C.UTF-8',
     TZ: 'UTC',
     HOME: process.env.HOME ?? '/root',
+    // An explicit, empty configuration file: a daemon started by a test never
+    // reads the host's /etc/xlurm/xlurm.toml (a test about the file sets its own).
+    XLURM_CONFIG: '/dev/null',
     ...extra,
   };
 }

@@ -11,7 +11,8 @@
  */
 import type { Device, DeviceView, Job, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
 import { XlurmError } from '@xlurm/protocol';
-import type { DaemonConfig } from './config';
+import { keysFromFlags, type DaemonConfig } from './config/daemon';
+import { formatProblem } from './config/load';
 import type { DeviceManager } from './devices/manager';
 import type { Prepared } from './runner/runner';
 import { PendingJobs } from './pending-jobs';
@@ -64,7 +65,7 @@ export class Core {
 
   constructor(
     readonly home: string,
-    readonly cfg: DaemonConfig,
+    private config: DaemonConfig,
     private readonly store: Store,
     private readonly deviceManager: DeviceManager,
     private readonly runner: JobRunner,
@@ -78,6 +79,9 @@ export class Core {
   }
 
   now(): number { return Math.floor(Date.now() / 1000); }
+
+  /** The settings in force; replaced only by applyConfig. */
+  get cfg(): DaemonConfig { return this.config; }
 
   /** The devices, read-only (see DeviceFacts). */
   get devices(): DeviceFacts { return this.deviceManager; }
@@ -383,4 +387,46 @@ export class Core {
     for (const fn of [...set]) fn(wire);
   }
 
+  /** Told after a reload took effect (main.ts re-arms the retention timer). */
+  configApplied: ((cfg: DaemonConfig) => void) | undefined;
+
+  /**
+   * Take a re-read configuration (reload, SIGHUP) as one synchronous unit:
+   * every check first, then every change, so a refused reload changes
+   * nothing. Running jobs are never touched; later passes, admissions and
+   * cleanups use the new settings. Exclusions: the IDs added to the
+   * configuration's list are excluded and the IDs removed from it included
+   * again; an ID the list did not change keeps what `xlurm exclude` or
+   * `include` made of it. Returns the dotted keys whose value changed.
+   */
+  applyConfig(next: DaemonConfig): string[] {
+    const prev = this.config;
+    if (next.backend !== prev.backend) {
+      throw new XlurmError('RELOAD_REFUSED', 'reload cannot change daemon.backend; restart the daemon when the queue is idle');
+    }
+    const unknown = next.excludeIds.filter((id) => !this.deviceManager.hasId(id));
+    if (unknown.length) {
+      const key = 'daemon.exclude_device_ids';
+      const fromFlag = keysFromFlags(next).includes(key);
+      const problem = `unknown device ID${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
+      throw new XlurmError('INVALID_CONFIG', fromFlag ? `${problem} in --exclude-device-ids`
+        : formatProblem({ file: next.source.file, line: next.source.lines.get(key), key, problem }));
+    }
+    const changed: string[] = [];
+    if (next.maxRunning !== prev.maxRunning) changed.push('daemon.max_running');
+    if (next.retentionSecs !== prev.retentionSecs || next.retention !== prev.retention) changed.push('daemon.retention');
+    const before = new Set(prev.excludeIds);
+    const after = new Set(next.excludeIds);
+    const set = this.deviceManager.excluded;
+    for (const id of before) if (!after.has(id)) set.delete(id);
+    for (const id of after) if (!before.has(id)) set.add(id);
+    if (before.size !== after.size || [...after].some((id) => !before.has(id))) changed.push('daemon.exclude_device_ids');
+    this.config = next;
+    this.log(`configuration reloaded from ${next.source.file}${next.source.found ? '' : ' (no such file: defaults)'}` +
+      (changed.length ? `; changed ${changed.join(', ')}` : '; nothing changed'));
+    this.configApplied?.(next);
+    // A larger max_running or an included device may let pending jobs start.
+    this.scheduleSoon();
+    return changed;
+  }
 }

@@ -7,7 +7,9 @@
 import * as fs from 'node:fs';
 import { XlurmError, initStateDir, resolveHome, statePaths } from '@xlurm/protocol';
 import { flockExclusive, stepdPath } from '@xlurm/native';
-import { ConfigError, parseDaemonArgs, type DaemonConfig } from './config';
+import { ConfigError, parseDaemonArgs } from './config/args';
+import { configPath, keysFromFlags, loadDaemonConfig, type DaemonConfig } from './config/daemon';
+import { ConfigFileError, formatProblem } from './config/load';
 import { Core } from './core';
 import { DeviceManager, pollIntervalFrom } from './devices/manager';
 import { DiscoveryError, discover } from './devices/discovery';
@@ -16,6 +18,7 @@ import { logLine } from './log';
 import { Runner } from './runner/runner';
 import { CLEANUP_INTERVAL_MS, runCleanup } from './retention';
 import { Server } from './server';
+import { reloadConfig } from './handlers/reload';
 import { Store } from './store/store';
 import { clean } from './clean';
 
@@ -36,7 +39,9 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   const onSignal = () => stopping!();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  process.on('SIGHUP', () => undefined);
+  // SIGHUP reloads the configuration once the daemon serves; before that it is ignored.
+  let onHangup: () => void = () => undefined;
+  process.on('SIGHUP', () => onHangup());
 
   // Library overrides and PATH come from the daemon's own environment, read
   // here once: nothing in a submitted job's environment reaches this.
@@ -50,8 +55,14 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   }
   let core!: Core;
   const devices = new DeviceManager(backends, () => core?.scheduleSoon(), logLine, pollIntervalFrom(process.env));
+  const excludeFromFlag = keysFromFlags(cfg).includes('daemon.exclude_device_ids');
   for (const id of cfg.excludeIds) {
-    if (!devices.hasId(id)) { devices.stop(); fail(`unknown device ID in --exclude-device-ids: ${id}`); }
+    if (!devices.hasId(id)) {
+      devices.stop();
+      const key = 'daemon.exclude_device_ids';
+      fail(excludeFromFlag ? `unknown device ID in --exclude-device-ids: ${id}`
+        : formatProblem({ file: cfg.source.file, line: cfg.source.lines.get(key), key, problem: `unknown device ID ${id}` }));
+    }
     devices.excluded.add(id);
   }
   const store = new Store(p.db);
@@ -73,9 +84,17 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   await devices.start();
   core.scheduleSoon();
   runCleanup(core);
-  // A short retention (tests, small disks) is honoured within its own period.
-  const cleanupTimer = setInterval(() => runCleanup(core), Math.min(CLEANUP_INTERVAL_MS, Math.max(1000, cfg.retentionSecs * 1000)));
+  // A short retention (tests, small disks) is honoured within its own period;
+  // a reload that changes it cleans up at once and re-arms the timer.
+  const cleanupPeriod = (c: DaemonConfig) => Math.min(CLEANUP_INTERVAL_MS, Math.max(1000, c.retentionSecs * 1000));
+  let cleanupTimer = setInterval(() => runCleanup(core), cleanupPeriod(cfg));
   cleanupTimer.unref();
+  core.configApplied = (c) => {
+    clearInterval(cleanupTimer);
+    runCleanup(core);
+    cleanupTimer = setInterval(() => runCleanup(core), cleanupPeriod(c));
+    cleanupTimer.unref();
+  };
 
   const server = new Server(core, () => stopping!());
   try { fs.unlinkSync(p.socket); } catch { /* no stale socket */ }
@@ -87,7 +106,16 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   // Anyone may connect to the root daemon: peer credentials decide. A
   // non-root (test) daemon is reachable by its own account only.
   fs.chmodSync(p.socket, euid === 0 ? 0o666 : 0o600);
-  logLine(`xlurm daemon ${process.pid} serving ${p.socket} (backend ${cfg.backend}: ${devices.inventory.length} device(s), max-running ${cfg.maxRunning})`);
+  logLine(`xlurm daemon ${process.pid} serving ${p.socket} (backend ${cfg.backend}: ${devices.inventory.length} device(s), max-running ${cfg.maxRunning}; ` +
+    `configuration ${cfg.source.file}${cfg.source.found ? '' : ', no such file: defaults'})`);
+  onHangup = () => {
+    try {
+      reloadConfig(core); // logs what changed
+    } catch (e) {
+      if (!(e instanceof XlurmError)) throw e;
+      logLine(`SIGHUP: reload refused: ${e.message.replace(/\n/g, '; ')}`);
+    }
+  };
 
   await stopped;
   logLine('xlurm daemon stopping; running jobs continue');
@@ -111,16 +139,22 @@ export async function daemonMain(argv: string[]): Promise<number> {
       // millisecond or more: four threads would let a burst of spawns delay
       // the syncs that acknowledgements wait for.
       process.env.UV_THREADPOOL_SIZE ??= '16';
-      await runDaemon(parseDaemonArgs(rest));
+      const args = parseDaemonArgs(rest);
+      await runDaemon(loadDaemonConfig(args, configPath(args, process.env)));
       return 0;
     }
     if (cmd === 'clean') {
       clean(resolveHome(), (line) => process.stdout.write(line + '\n'));
       return 0;
     }
-    process.stderr.write('usage: main.js daemon [--backend B] [--max-running N] [--retention D] [--exclude-device-ids L] | clean\n');
+    process.stderr.write('usage: main.js daemon [--config FILE] [--backend B] [--max-running N] [--retention D] [--exclude-device-ids L] | clean\n');
     return 2;
   } catch (e) {
+    if (e instanceof ConfigFileError) {
+      // One line per problem, each in the `xlurm: <file>:<line>: <key>: <problem>` form.
+      for (const line of e.message.split('\n')) process.stderr.write(`xlurm: ${line}\n`);
+      return 1;
+    }
     if (e instanceof StartupError || e instanceof XlurmError || e instanceof ConfigError) {
       process.stderr.write(`xlurm: ${e.message}\n`);
       return 1;

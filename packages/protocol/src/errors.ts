@@ -9,7 +9,7 @@ export const ERROR_CODES = [
   'VERSION_MISMATCH',   // client and daemon speak different protocol versions
   'UNAUTHENTICATED',    // SO_PEERCRED could not be read
   'PERMISSION_DENIED',  // caller may not see or change this job / run this op
-  'NOT_ADMIN',          // stop/restart/exclude/include by a non-administrator
+  'NOT_ADMIN',          // stop/restart/exclude/include/reload by a non-administrator
   'FOREIGN_USER',       // non-root daemon asked to run a job for another uid
   'NO_ACCOUNT',         // caller's uid has no passwd entry
   'JOB_NOT_FOUND',
@@ -24,6 +24,8 @@ export const ERROR_CODES = [
   'SHUTTING_DOWN',
   'BUSY',               // daemon at its connection limit
   'INTERNAL',
+  'INVALID_CONFIG',     // the configuration file has errors (reload); one `file:line: key: problem` per line
+  'RELOAD_REFUSED',     // reload would change a key that cannot change while the daemon runs
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -11,7 +11,7 @@ export * from './kinds';
 export type * from './messages';
 export type {
   DeviceKind, JobState, TerminalState, Device, Owner, Submission, Outcome, Job, JobSummary,
-  DeviceStatus, DeviceView, DaemonStatus, OpName, OpArgs, OpResult,
+  DeviceStatus, DeviceView, DaemonStatus, ConfigView, OpName, OpArgs, OpResult,
 } from './schemas';
 export * from './state-dir';
 export * from './log-tail';

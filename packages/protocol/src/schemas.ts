@@ -139,6 +139,23 @@ export const DaemonStatus = Type.Object({
 }, { additionalProperties: false });
 export type DaemonStatus = Static<typeof DaemonStatus>;
 
+/** The `[daemon]` table as the daemon applies it (docs/admin-guide.md, Configuration file). */
+export const DaemonSettingsView = Type.Object({
+  backend: Type.String(),
+  max_running: Type.Integer(),
+  retention: Type.String({ description: 'as written in the file or option, e.g. 7d' }),
+  exclude_device_ids: Type.Array(Type.Integer(), { description: 'from the file or option; `xlurm exclude` changes are in status.excluded' }),
+}, { additionalProperties: false });
+
+/** `xlurm config show`: the running daemon's effective configuration. */
+export const ConfigView = Type.Object({
+  file: Type.String({ description: 'absolute path of the configuration file the daemon reads' }),
+  found: Type.Boolean({ description: 'false: the default file does not exist and every key has its default' }),
+  from_flags: Type.Array(Type.String(), { description: 'dotted keys set by command-line options, which win over the file' }),
+  config: Type.Object({ daemon: DaemonSettingsView }, { additionalProperties: false }),
+}, { additionalProperties: false });
+export type ConfigView = Static<typeof ConfigView>;
+
 /**
  * Every operation: `req` validates `args`, `res` documents `result`.
  * `log` and `follow` are streams: their replies are a sequence of frames
@@ -172,6 +189,15 @@ export const Ops = {
   restart: { req: Empty, res: Empty, doc: 'like stop, refused while jobs run (administrator)' },
   exclude: { req: DeviceIds, res: Type.Object({ excluded: Type.Array(Type.Integer()) }), doc: 'exclude device ids from allocation (administrator)' },
   include: { req: DeviceIds, res: Type.Object({ excluded: Type.Array(Type.Integer()) }), doc: 're-include excluded device ids (administrator)' },
+  config: { req: Empty, res: ConfigView, doc: 'the effective configuration of the running daemon (any user)' },
+  reload: {
+    req: Empty,
+    res: Type.Object({
+      file: Type.String(),
+      changed: Type.Array(Type.String(), { description: 'dotted keys whose effective value changed' }),
+    }, { additionalProperties: false }),
+    doc: 're-read the configuration file and apply it to later decisions (administrator)',
+  },
 } as const;
 
 export type OpName = keyof typeof Ops;

@@ -1,4 +1,5 @@
 import t from 'tap';
+import * as path from 'node:path';
 import { parseArgv } from '../../../packages/cli/src/argv';
 import { DAEMON_OPTIONS, DEFAULTS, daemonArgv, parseDaemonOptions } from '../../../packages/cli/src/daemon-options';
 
@@ -6,13 +7,16 @@ const parse = (argv: string[]) => parseDaemonOptions(parseArgv({ options: DAEMON
 
 t.test('defaults and canonical names', async (t) => {
   t.same(parse([]), DEFAULTS);
-  t.same(daemonArgv(parse([])), ['--backend', 'auto', '--max-running', '32', '--retention', '7d']);
+  // Only the options given reach the daemon: the rest come from its configuration file, else its defaults.
+  t.same(daemonArgv(parse([])), []);
+  t.same(daemonArgv(parse(['--max-running', '3'])), ['--max-running', '3']);
   t.equal(parse(['--backend', 'nv']).backend, 'nvidia');
   t.equal(parse(['--backend', 'asc']).backend, 'ascend');
   t.equal(parse(['--backend', 'none']).backend, 'none');
   t.same(daemonArgv(parse(['--backend', 'mx', '--max-running', '4', '--retention', '90s', '--exclude-device-ids', '1,2', '--exclude-device-ids', '5'])),
     ['--backend', 'metax', '--max-running', '4', '--retention', '90s', '--exclude-device-ids', '1,2,5']);
   t.equal(parse(['--max-running', '0']).maxRunning, 0, 'zero is refused later, by start or the daemon');
+  t.same(daemonArgv(parse(['--config', 'rel/x.toml'])), ['--config', path.resolve('rel/x.toml')], '--config is made absolute');
 });
 
 t.test('invalid values are usage errors', async (t) => {

@@ -17,6 +17,8 @@ export const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: L
   [['status'], () => load(require('./status'))],
   [['exclude'], () => load(require('./exclude'))],
   [['include'], () => load(require('./include'))],
+  [['config'], () => load(require('./config'))],
+  [['reload'], () => load(require('./reload'))],
   [['run', 'xrun'], () => load(require('./run'))],
   [['batch', 'xbatch'], () => load(require('./batch'))],
   [['queue', 'xqueue'], () => load(require('./queue'))],

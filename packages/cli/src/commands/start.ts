@@ -1,6 +1,7 @@
 import { resolveHome } from '@xlurm/protocol';
 import type { XCommand } from '../command';
 import { noExtra } from '../argv';
+import { checkConfigFile, configFileFor } from '../config-file';
 import { DAEMON_OPTIONS, parseDaemonOptions } from '../daemon-options';
 import { startDaemon } from '../lifecycle';
 
@@ -13,6 +14,9 @@ const start: XCommand = {
   async handler(args) {
     noExtra(args, 0);
     const opts = parseDaemonOptions(args);
+    // The file's errors are shown here rather than only in the daemon's log.
+    const { file, named } = configFileFor(opts);
+    checkConfigFile(file, named);
     process.stdout.write(`${await startDaemon(resolveHome(), opts)}\n`);
   },
 };

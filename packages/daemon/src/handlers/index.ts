@@ -12,5 +12,7 @@ import { stop } from './stop';
 import { restart } from './restart';
 import { exclude } from './exclude';
 import { include } from './include';
+import { config } from './config';
+import { reload } from './reload';
 
-export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, status, stop, restart, exclude, include };
+export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, status, stop, restart, exclude, include, config, reload };

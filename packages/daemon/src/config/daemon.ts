@@ -1,0 +1,85 @@
+/**
+ * The daemon's effective settings: each key from its command-line option if
+ * one was given, else from the configuration file, else its default. Made
+ * at start and again on every reload (the options given at start still win
+ * then). Only the `[daemon]` table takes effect in this version.
+ */
+import * as path from 'node:path';
+import { parseBackend } from '@xlurm/protocol';
+import { durationSecs, type DaemonArgs, type DaemonFlags } from './args';
+import { DEFAULT_CONFIG_PATH, readConfigFile } from './load';
+
+export interface DaemonSettings {
+  backend: string;
+  maxRunning: number;
+  /** As written (`7d`), for display; retentionSecs is what counts. */
+  retention: string;
+  retentionSecs: number;
+  excludeIds: number[];
+}
+
+/** Where the settings came from: what a reload reads again and re-applies. */
+export interface ConfigSource {
+  /** Absolute path of the configuration file. */
+  file: string;
+  /** Named by --config or XLURM_CONFIG: then it must exist. */
+  named: boolean;
+  found: boolean;
+  /** Line of each key the file sets. */
+  lines: ReadonlyMap<string, number>;
+  args: DaemonArgs;
+}
+
+export interface DaemonConfig extends DaemonSettings {
+  source: ConfigSource;
+}
+
+export const DEFAULT_SETTINGS: Readonly<DaemonSettings> = {
+  backend: 'auto', maxRunning: 32, retention: '7d', retentionSecs: 7 * 86400, excludeIds: [],
+};
+
+/** Each setting's key in the file and its option, in the file's order. */
+export const DAEMON_KEYS: ReadonlyArray<{ field: keyof DaemonFlags & keyof DaemonSettings; key: string; option: string }> = [
+  { field: 'backend', key: 'daemon.backend', option: '--backend' },
+  { field: 'maxRunning', key: 'daemon.max_running', option: '--max-running' },
+  { field: 'retention', key: 'daemon.retention', option: '--retention' },
+  { field: 'excludeIds', key: 'daemon.exclude_device_ids', option: '--exclude-device-ids' },
+];
+
+/**
+ * The file the daemon reads: --config, else XLURM_CONFIG from the daemon's
+ * own environment (never a job's: jobs do not start daemons), else the
+ * default path.
+ */
+export function configPath(args: DaemonArgs, env: NodeJS.ProcessEnv): { file: string; named: boolean } {
+  if (args.config !== undefined) return { file: args.config, named: true };
+  const fromEnv = env.XLURM_CONFIG;
+  if (fromEnv) return { file: path.resolve(fromEnv), named: true };
+  return { file: DEFAULT_CONFIG_PATH, named: false };
+}
+
+/** Read the file and combine it with the options; throws ConfigFileError. */
+export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named: boolean }): DaemonConfig {
+  const loaded = readConfigFile(where.file, where.named);
+  const d = loaded.settings.daemon ?? {};
+  const s: DaemonSettings = { ...DEFAULT_SETTINGS, excludeIds: [] };
+  // The schema allows only known names; labels (`nv`) become kinds, as for --backend.
+  if (d.backend !== undefined) s.backend = parseBackend(d.backend) ?? d.backend;
+  if (d.max_running !== undefined) s.maxRunning = d.max_running;
+  if (d.retention !== undefined) {
+    s.retention = typeof d.retention === 'number' ? `${d.retention}s` : d.retention;
+    s.retentionSecs = durationSecs(d.retention);
+  }
+  if (d.exclude_device_ids !== undefined) s.excludeIds = [...d.exclude_device_ids];
+  const f = args.flags;
+  if (f.backend !== undefined) s.backend = f.backend;
+  if (f.maxRunning !== undefined) s.maxRunning = f.maxRunning;
+  if (f.retention !== undefined && f.retentionSecs !== undefined) { s.retention = f.retention; s.retentionSecs = f.retentionSecs; }
+  if (f.excludeIds !== undefined) s.excludeIds = [...f.excludeIds];
+  return { ...s, source: { file: loaded.file, named: where.named, found: loaded.found, lines: loaded.lines, args } };
+}
+
+/** Dotted keys that an option set (these ignore the file). */
+export function keysFromFlags(cfg: DaemonConfig): string[] {
+  return DAEMON_KEYS.filter((k) => cfg.source.args.flags[k.field] !== undefined).map((k) => k.key);
+}

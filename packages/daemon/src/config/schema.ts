@@ -1,0 +1,39 @@
+/**
+ * The configuration file's keys, defined once: this TypeBox schema is both
+ * the JSON Schema that ajv checks a parsed file against and (through Static)
+ * the type the daemon reads. Each later feature adds its table or keys here;
+ * a key that is not here is an error, so a typo never passes silently.
+ *
+ * `problem` is our own annotation (registered with ajv as a keyword that
+ * validates nothing): the message for a value that matches none of a union's
+ * forms, where ajv's own words ("must match a schema in anyOf") would not help.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { BACKEND_NAMES } from '@xlurm/protocol';
+
+const U32_MAX = 0xffffffff;
+
+/** Seconds as an integer, or an integer with one unit (docs/admin-guide.md, Configuration file). */
+export const DURATION_PATTERN = '^[0-9]+[smhd]?$';
+const Duration = (description: string) => Type.Union([
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  Type.String({ pattern: DURATION_PATTERN }),
+], { description, problem: "invalid duration '%s': use seconds, or a number with s, m, h or d" });
+
+export const DaemonSection = Type.Object({
+  backend: Type.Optional(Type.Union(BACKEND_NAMES.map((n) => Type.Literal(n)), {
+    description: 'as --backend; cannot change on reload',
+    problem: `invalid backend '%s': use one of ${BACKEND_NAMES.join(', ')}`,
+  })),
+  max_running: Type.Optional(Type.Integer({ minimum: 1, maximum: U32_MAX, description: 'as --max-running' })),
+  retention: Type.Optional(Duration('as --retention')),
+  exclude_device_ids: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: U32_MAX }), {
+    uniqueItems: true, maxItems: 4096, description: 'as --exclude-device-ids',
+  })),
+}, { additionalProperties: false });
+
+export const ConfigSchema = Type.Object({
+  daemon: Type.Optional(DaemonSection),
+}, { additionalProperties: false });
+
+export type ConfigFile = Static<typeof ConfigSchema>;
