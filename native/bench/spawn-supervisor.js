@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Event-loop cost of starting a supervisor: 1000 x spawnSupervisor('/bin/true') (posix_spawn +
-// pidfd watch, native/src/addon/spawn.cc) against 1000 x child_process.spawn with the options
-// the runner used (four inherited fds, detached, empty env, cwd /), in a node holding ~100 MB of
-// heap like a busy daemon. The figure that matters is the synchronous time of the call (the
+// Event-loop cost of starting a supervisor: 1000 x spawnSupervisorAsync('/bin/true') (posix_spawn
+// on the thread pool + pidfd watch, native/src/addon/spawn.cc) against 1000 x child_process.spawn
+// with the options the runner used (four inherited fds, detached, empty env, cwd /), in a node
+// holding ~100 MB of heap like a busy daemon. The figure that matters is the synchronous time of the call (the
 // event loop is blocked for it); exits are awaited in batches of 20 so children do not pile up.
 //   node native/bench/spawn-supervisor.js [count] [heapMiB]
 'use strict';
@@ -50,7 +50,8 @@ async function run(name, startOne) {
 }
 
 const viaAddon = () => new Promise((resolve, reject) => {
-  n.spawnSupervisor('/bin/true', fds, (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
+  n.spawnSupervisorAsync('/bin/true', fds, (err) => { if (err) reject(err); },
+    (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
 });
 const viaChildProcess = () => new Promise((resolve, reject) => {
   const c = spawn('/bin/true', [], { stdio: fds, detached: true, env: {}, cwd: '/' });
@@ -68,7 +69,7 @@ const keepAlive = setInterval(() => {}, 1000);
   await run('warm-up (addon)', viaAddon);
   await run('warm-up (spawn)', viaChildProcess);
   for (let round = 1; round <= 2; round++) {
-    await run(`spawnSupervisor #${round}`, viaAddon);
+    await run(`spawnSupervisorAsync #${round}`, viaAddon);
     await run(`child_process #${round}`, viaChildProcess);
   }
   if (ballast.length === 0) console.log('');  // keep the ballast alive to the end

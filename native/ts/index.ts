@@ -50,14 +50,9 @@ export interface XlurmNative {
   accountByUid(uid: number): Account | null;
   /** getgrouplist(name, gid): the account's supplementary groups with gid included. */
   groupList(name: string, gid: number): number[];
-  /** Set or clear FD_CLOEXEC on fd (fcntl(2)). */
-  setCloexec(fd: number, on: boolean): void;
   memfd(name: string): number;
-  /** getrlimit/setrlimit for RLIMIT_NOFILE: [soft, hard]. */
+  /** getrlimit for RLIMIT_NOFILE: [soft, hard]. */
   getNofileLimit(): [number, number];
-  setNofileLimit(soft: number, hard: number): void;
-  /** Vendor kinds compiled into this build (`nvidia`, …). */
-  deviceVendors(): string[];
   /** dlopen the first loadable path, resolve symbols, initialise; bounded; throws Error(reason). */
   deviceOpen(kind: string, paths: string[], timeoutMs: number): number;
   /** Enumerate devices (bounded, synchronous); throws Error(reason). */
@@ -66,9 +61,7 @@ export interface XlurmNative {
   deviceProbe(handle: number, ids: number[], deadlineMs: number): Promise<ProbeRow[]>;
   /** Shut the library down (bounded; skipped while a call is hung); the handle is invalid afterwards. */
   deviceClose(handle: number, timeoutMs: number): void;
-  /** posix_spawn `file` as a supervisor, watched on the loop; see spawnSupervisor below. */
-  spawnSupervisor(file: string, fds: number[], onExit: (code: number | null, signal: string | null) => void): number;
-  /** The same, with posix_spawn on the thread pool; see spawnSupervisorAsync below. */
+  /** posix_spawn `file` as a supervisor on the thread pool, watched on the loop; see spawnSupervisorAsync below. */
   spawnSupervisorAsync(file: string, fds: number[], onSpawned: (err: Error | null, pid?: number) => void,
     onExit: (code: number | null, signal: string | null) => void): void;
   /** pidfd_open(2) and the C library's spawn extensions are available. */
@@ -119,9 +112,6 @@ export function stepdPath(): string {
 function checkFd(fd: number): void {
   if (!Number.isInteger(fd) || fd < 0) throw new TypeError(`invalid file descriptor: ${fd}`);
 }
-function checkLimit(v: number, what: string): void {
-  if (v !== Infinity && (!Number.isInteger(v) || v < 0)) throw new TypeError(`invalid ${what}: ${v}`);
-}
 function checkId(id: number, what: string): void {
   if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new TypeError(`invalid ${what}: ${id}`);
 }
@@ -135,21 +125,14 @@ export function groupList(name: string, gid: number): number[] {
   checkId(gid, 'gid');
   return native().groupList(name, gid);
 }
-export function setCloexec(fd: number, on: boolean): void { checkFd(fd); native().setCloexec(fd, on); }
 /** A new anonymous in-memory file (memfd_create(2), close-on-exec); throws with code ENOSYS where the kernel has none. */
 export function memfd(name: string): number { return native().memfd(name); }
 /** RLIMIT_NOFILE as [soft, hard]; RLIM_INFINITY is reported as Number.MAX_SAFE_INTEGER. */
 export function getNofileLimit(): [number, number] { return native().getNofileLimit(); }
-/** Set RLIMIT_NOFILE; Number.MAX_SAFE_INTEGER (or Infinity) means RLIM_INFINITY. */
-export function setNofileLimit(soft: number, hard: number): void {
-  checkLimit(soft, 'soft limit');
-  checkLimit(hard, 'hard limit');
-  native().setNofileLimit(soft, hard);
-}
 
 // ----- supervisor spawn (src/addon/spawn.cc) ------------------------------------------------
 
-/** Arguments common to both spawn calls: an absolute path and four descriptors. */
+/** The spawn's arguments: an absolute path and four descriptors. */
 function checkSpawn(file: string, fds: readonly number[]): void {
   if (typeof file !== 'string' || !path.isAbsolute(file) || file.includes('\0')) {
     throw new TypeError(`invalid executable path: ${String(file)}`);
@@ -166,37 +149,24 @@ function checkSpawn(file: string, fds: readonly number[]): void {
  * descriptor inherited. Any fds[i] may repeat another (a log on both 1 and 2) or be below 4.
  * `file` must be an absolute path (it is resolved after the chdir to "/").
  *
- * Watches the child with a pidfd on the daemon's own libuv loop (uv_poll_t on pidfd_open(pid);
- * when no pidfd can be had, e.g. EMFILE, a 50 ms timer polls waitpid(pid, WNOHANG) instead),
- * reaps it (that pid only — never any child: libuv reaps its own) and calls onExit(code, signal)
- * once, where exactly one of code/signal is non-null (signal as a name like 'SIGKILL'). Should
- * some other code in the process have reaped it first (a wait for any child), code is -1.
- * The callback runs like any loop callback: in the async context of the spawn call, with
- * process.nextTick and microtasks run after it; a throw is an uncaught exception. The watch
- * does not keep the event loop alive.
+ * posix_spawn runs on libuv's thread pool, so the event loop never waits for the child's execve
+ * (the vfork'd parent is blocked until it is done: milliseconds on a loaded machine). The four
+ * descriptors are copied before this returns (the caller may close its own at once).
+ * onSpawned(null, pid) or onSpawned(error) follows from the loop; the error's `.code` is the
+ * errno name ('ENOENT', 'EACCES', 'ENOMEM', 'EAGAIN', …; also `.errno`, `.syscall`, `.path`)
+ * and its message "spawn <file>: <strerror>", with nothing left behind (no child, no descriptor).
  *
- * Throws an Error whose `.code` is the errno name ('EMFILE', 'ENOMEM', 'EAGAIN', 'ENOENT',
- * 'EACCES', 'EBADF' for a closed fds[i], …; also `.errno`, `.syscall`, `.path`) and message
- * "spawn <file>: <strerror>" on failure, with nothing left behind (no child, no descriptor).
- * Returns the pid.
- */
-export function spawnSupervisor(
-  file: string,
-  fds: readonly [number, number, number, number],
-  onExit: (code: number | null, signal: string | null) => void,
-): number {
-  checkSpawn(file, fds);
-  if (typeof onExit !== 'function') throw new TypeError('onExit must be a function');
-  return native().spawnSupervisor(file, [...fds], onExit);
-}
-
-/**
- * spawnSupervisor with posix_spawn(3) run on libuv's thread pool, so the event loop never waits
- * for the child's execve (the vfork'd parent is blocked until it is done: milliseconds on a
- * loaded machine). The four descriptors are copied before this returns (the caller may close
- * its own at once); onSpawned(null, pid) or onSpawned(error) follows from the loop (the error
- * as spawnSupervisor throws it), and after a successful spawn, onExit exactly as there.
- * Throws synchronously only for invalid arguments or when the copies cannot be made (EMFILE).
+ * After a successful spawn the child is watched with a pidfd on the daemon's own libuv loop
+ * (uv_poll_t on pidfd_open(pid); when no pidfd can be had, e.g. EMFILE, a 50 ms timer polls
+ * waitpid(pid, WNOHANG) instead), reaped (that pid only — never any child: libuv reaps its own)
+ * and onExit(code, signal) is called once, where exactly one of code/signal is non-null (signal
+ * as a name like 'SIGKILL'). Should some other code in the process have reaped it first (a wait
+ * for any child), code is -1. onExit runs like any loop callback: in the async context of the
+ * spawn call, with process.nextTick and microtasks run after it; a throw is an uncaught
+ * exception. The watch does not keep the event loop alive.
+ *
+ * Throws synchronously only for invalid arguments (TypeError) or when the copies cannot be made
+ * (an Error as above with `.syscall` 'fcntl': EMFILE, or EBADF for a closed fds[i]).
  */
 export function spawnSupervisorAsync(
   file: string,
@@ -257,15 +227,13 @@ function checkHandle(h: DeviceHandle): void {
   if (!Number.isInteger(h) || h < 1 || h > 0xffffffff) throw new TypeError(`invalid device handle: ${h}`);
 }
 
-/** Vendor kinds the addon can open (`nvidia`, …). */
-export function deviceVendors(): string[] { return native().deviceVendors(); }
-
 /**
  * Open a vendor library: dlopen each of `paths` in order until one loads
  * (a bare soname uses the dynamic loader's search), resolve the vendor's
  * symbols and initialise it, on the library's own worker thread, waiting at
- * most `timeoutMs`. Throws an Error whose message says why (`cannot load
- * library: …`, `nvmlInit_v2: Driver Not Loaded (9)`, `dlopen timed out after N ms`).
+ * most `timeoutMs`. Throws an Error whose message says why (`no <kind> support
+ * in this build`, `cannot load library: …`, `nvmlInit_v2: Driver Not Loaded (9)`,
+ * `dlopen timed out after N ms`).
  * Paths come from the daemon's own configuration, never from a job.
  */
 export function deviceOpen(kind: string, paths: readonly string[], timeoutMs: number): DeviceHandle {

@@ -27,9 +27,7 @@ bool ArgFd(const Napi::CallbackInfo& info, size_t i, const char* usage, int* out
 // An array of exactly n descriptors, written to out[0..n).
 bool ArgFds(const Napi::CallbackInfo& info, size_t i, size_t n, const char* usage, int* out);
 bool ArgU32(const Napi::CallbackInfo& info, size_t i, const char* usage, uint32_t* out);
-bool ArgBool(const Napi::CallbackInfo& info, size_t i, const char* usage, bool* out);
 bool ArgString(const Napi::CallbackInfo& info, size_t i, const char* usage, std::string* out);
-bool ArgNumber(const Napi::CallbackInfo& info, size_t i, const char* usage, double* out);
 
 // One initialiser per syscall family; each adds its functions to `exports`.
 void InitPeerCred(Napi::Env env, Napi::Object exports);  // peer-cred.cc

@@ -1,5 +1,5 @@
-// Vendor-neutral device probing: deviceVendors, deviceOpen, deviceDiscover, deviceProbe and
-// deviceClose (see device.h for the vendor interface and native/ts/index.ts for the JS API).
+// Vendor-neutral device probing: deviceOpen, deviceDiscover, deviceProbe and deviceClose (see
+// device.h for the vendor interface and native/ts/index.ts for the JS API).
 //
 // Threading. Every opened library gets one dedicated worker thread (a detached std::thread,
 // never the libuv pool), and every driver call of that library runs there, one at a time:
@@ -293,15 +293,6 @@ std::vector<ProbeRow> ErrorRows(const std::vector<uint32_t>& ids, const std::str
 
 // ----- exports -----------------------------------------------------------------------------
 
-// deviceVendors(): the kinds compiled into this build.
-Napi::Value DeviceVendors(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Array a = Napi::Array::New(env);
-  uint32_t i = 0;
-  for (const VendorEntry& e : kVendors) a.Set(i++, Napi::String::New(env, e.kind));
-  return a;
-}
-
 // deviceOpen(kind, paths, timeoutMs) -> handle: dlopen the first path that loads, resolve the
 // vendor's symbols and initialise, on the library's worker thread, bounded by timeoutMs.
 Napi::Value DeviceOpen(const Napi::CallbackInfo& info) {
@@ -526,7 +517,6 @@ Napi::Value DeviceClose(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitDevices(Napi::Env env, Napi::Object exports) {
-  exports.Set("deviceVendors", Napi::Function::New(env, DeviceVendors, "deviceVendors"));
   exports.Set("deviceOpen", Napi::Function::New(env, DeviceOpen, "deviceOpen"));
   exports.Set("deviceDiscover", Napi::Function::New(env, DeviceDiscover, "deviceDiscover"));
   exports.Set("deviceProbe", Napi::Function::New(env, DeviceProbe, "deviceProbe"));

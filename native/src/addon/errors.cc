@@ -101,21 +101,9 @@ bool ArgU32(const Napi::CallbackInfo& info, size_t i, const char* usage, uint32_
   return true;
 }
 
-bool ArgBool(const Napi::CallbackInfo& info, size_t i, const char* usage, bool* out) {
-  if (info.Length() <= i || !info[i].IsBoolean()) return Usage(info, usage);
-  *out = info[i].As<Napi::Boolean>().Value();
-  return true;
-}
-
 bool ArgString(const Napi::CallbackInfo& info, size_t i, const char* usage, std::string* out) {
   if (info.Length() <= i || !info[i].IsString()) return Usage(info, usage);
   *out = info[i].As<Napi::String>().Utf8Value();
-  return true;
-}
-
-bool ArgNumber(const Napi::CallbackInfo& info, size_t i, const char* usage, double* out) {
-  if (info.Length() <= i || !info[i].IsNumber()) return Usage(info, usage);
-  *out = info[i].As<Napi::Number>().DoubleValue();
   return true;
 }
 

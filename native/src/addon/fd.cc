@@ -1,8 +1,6 @@
-// setCloexec(fd, on): close-on-exec control for descriptors handed to xlurm-stepd.
 // memfd(name): an anonymous in-memory file, for the job spec handed to xlurm-stepd.
 #include "addon.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -10,24 +8,6 @@
 namespace xlurm {
 
 namespace {
-
-// fcntl(2) F_GETFD/F_SETFD. The daemon clears FD_CLOEXEC only on the descriptors a child must
-// inherit; everything else Node opens is close-on-exec already.
-Napi::Value SetCloexec(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  int fd;
-  bool on;
-  if (!ArgFd(info, 0, "setCloexec(fd, on)", &fd) || !ArgBool(info, 1, "setCloexec(fd, on)", &on))
-    return env.Undefined();
-  int flags = fcntl(fd, F_GETFD);
-  if (flags < 0) {
-    ThrowErrno(env, errno, "fcntl");
-    return env.Undefined();
-  }
-  int want = on ? (flags | FD_CLOEXEC) : (flags & ~FD_CLOEXEC);
-  if (want != flags && fcntl(fd, F_SETFD, want) < 0) ThrowErrno(env, errno, "fcntl");
-  return env.Undefined();
-}
 
 // memfd_create(2), close-on-exec. The daemon writes a job's spec into one and hands it to the
 // supervisor as stdin: like the unlinked file it replaces, it is complete before the spawn and
@@ -51,7 +31,6 @@ Napi::Value Memfd(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitFd(Napi::Env env, Napi::Object exports) {
-  exports.Set("setCloexec", Napi::Function::New(env, SetCloexec, "setCloexec"));
   exports.Set("memfd", Napi::Function::New(env, Memfd, "memfd"));
 }
 

@@ -1,5 +1,5 @@
-// spawnSupervisor(file, fds, onExit) / canSpawnSupervisor(): start xlurm-stepd without forking
-// the daemon, and learn of its exit on the daemon's own event loop.
+// spawnSupervisorAsync(file, fds, onSpawned, onExit) / canSpawnSupervisor(): start xlurm-stepd
+// without forking the daemon, and learn of its exit on the daemon's own event loop.
 //
 // Why not child_process.spawn: libuv's uv_spawn fork(2)s the whole daemon (~100 MB of heap, so
 // page tables worth milliseconds to copy) and blocks the loop until the child has exec'd,
@@ -232,19 +232,16 @@ void OnEnvCleanup(napi_async_cleanup_hook_handle /*handle*/, void* arg) {
   CloseHandles(static_cast<Watch*>(arg));
 }
 
-// Descriptors and attributes of one posix_spawn call, released on every path.
+// Attributes and file actions of one posix_spawn call, released on every path.
 struct SpawnSetup {
   posix_spawnattr_t attr;
   posix_spawn_file_actions_t actions;
   bool attr_ok = false;
   bool actions_ok = false;
-  int temp[kSlots] = {-1, -1, -1, -1};
 
   ~SpawnSetup() {
     if (attr_ok) posix_spawnattr_destroy(&attr);
     if (actions_ok) posix_spawn_file_actions_destroy(&actions);
-    for (int fd : temp)
-      if (fd >= 0) close(fd);
   }
 };
 
@@ -258,35 +255,14 @@ Napi::Error SpawnError(Napi::Env env, const std::string& file, int err, const ch
   return error;
 }
 
-// Prepares attributes and file actions. Returns 0 or an errno; *syscall names the failed call.
-int Prepare(SpawnSetup* s, const int fds[kSlots], const char** syscall) {
+// Prepares attributes and file actions for sources that are all above 3 (the copies
+// SpawnSupervisorAsync makes). Returns 0 or an errno.
+int Prepare(SpawnSetup* s, const int src[kSlots]) {
 #ifndef XLURM_HAVE_SPAWN_NP
   (void)s;
-  (void)fds;
-  *syscall = "posix_spawn";
+  (void)src;
   return ENOSYS;
 #else
-  // dup2(fds[i], i) runs for i = 0, 1, 2, 3 in order, so a source below 4 could be overwritten
-  // by an earlier dup2 before its own turn; and a dup2 action onto itself leaves FD_CLOEXEC set
-  // in glibc before 2.29 (dup2(fd, fd) is a no-op), while Node opens everything close-on-exec.
-  // Sources below 4 are therefore first copied above 3; the copies are close-on-exec and
-  // closed again after the spawn.
-  int src[kSlots];
-  for (int i = 0; i < kSlots; i++) {
-    src[i] = fds[i];
-    if (fds[i] >= kSlots) continue;
-    for (int j = 0; j < i; j++)
-      if (fds[j] == fds[i]) src[i] = src[j];
-    if (src[i] >= kSlots) continue;
-    s->temp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, kSlots);
-    if (s->temp[i] < 0) {
-      *syscall = "fcntl";
-      return errno;
-    }
-    src[i] = s->temp[i];
-  }
-
-  *syscall = "posix_spawn";
   int err = posix_spawnattr_init(&s->attr);
   if (err) return err;
   s->attr_ok = true;
@@ -333,50 +309,10 @@ void StartWatch(napi_env env, uv_loop_t* loop, pid_t pid, Napi::Function onExit)
   }
 }
 
-Napi::Value SpawnSupervisor(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const char* usage = "spawnSupervisor(file, [fd0, fd1, fd2, fd3], onExit)";
-  std::string file;
-  if (!ArgString(info, 0, usage, &file)) return env.Undefined();
-  int fds[kSlots];
-  if (!ArgFds(info, 1, kSlots, usage, fds)) return env.Undefined();
-  if (info.Length() < 3 || !info[2].IsFunction()) {
-    Napi::TypeError::New(env, std::string("Usage: ") + usage).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  uv_loop_t* loop = nullptr;
-  if (napi_get_uv_event_loop(env, &loop) != napi_ok || !loop) {
-    Napi::Error::New(env, "spawnSupervisor: no event loop").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-
-  pid_t pid;
-  {
-    SpawnSetup setup;
-    const char* syscall = "posix_spawn";
-    int err = Prepare(&setup, fds, &syscall);
-    if (!err) {
-      char* argv[] = {const_cast<char*>(file.c_str()), nullptr};
-      char* envp[] = {nullptr};
-      // glibc reports failures of the file actions and of execve itself as the return value
-      // (the child writes its errno to shared memory), and reaps such a child before returning.
-      err = posix_spawn(&pid, file.c_str(), &setup.actions, &setup.attr, argv, envp);
-    }
-    if (err) {
-      SpawnError(env, file, err, syscall).ThrowAsJavaScriptException();
-      return env.Undefined();
-    }
-  }  // temporaries closed: the child has its own copies
-
-  // From here on the child exists: every failure must still end in a reap.
-  StartWatch(env, loop, pid, info[2].As<Napi::Function>());
-  return Napi::Number::New(env, pid);
-}
-
-// The same spawn, with posix_spawn itself on libuv's thread pool. The call copies the four
+// The spawn, with posix_spawn itself on libuv's thread pool. The call copies the four
 // descriptors (close-on-exec, above 3) and returns at once, so the caller may close its own;
-// onSpawned(err) or onSpawned(null, pid) follows from the loop, then onExit as above. Why: the
-// vfork'd parent waits until the child's execve is done, ~2-3 ms of a loaded VM's time per
+// onSpawned(err) or onSpawned(null, pid) follows from the loop, then onExit (see Report). Why:
+// the vfork'd parent waits until the child's execve is done, ~2-3 ms of a loaded VM's time per
 // supervisor that the daemon's event loop would otherwise spend blocked.
 class SpawnWork : public Napi::AsyncWorker {
  public:
@@ -389,10 +325,12 @@ class SpawnWork : public Napi::AsyncWorker {
 
   void Execute() override {
     SpawnSetup setup;
-    err_ = Prepare(&setup, owned_, &syscall_);
+    err_ = Prepare(&setup, owned_);
     if (!err_) {
       char* argv[] = {const_cast<char*>(file_.c_str()), nullptr};
       char* envp[] = {nullptr};
+      // glibc reports failures of the file actions and of execve itself as the return value
+      // (the child writes its errno to shared memory), and reaps such a child before returning.
       err_ = posix_spawn(&pid_, file_.c_str(), &setup.actions, &setup.attr, argv, envp);
     }
   }
@@ -401,7 +339,7 @@ class SpawnWork : public Napi::AsyncWorker {
     Napi::Env env = Env();
     CloseOwned();
     if (err_) {
-      Callback().Call({SpawnError(env, file_, err_, syscall_).Value()});
+      Callback().Call({SpawnError(env, file_, err_, "posix_spawn").Value()});
       return;
     }
     uv_loop_t* loop = nullptr;
@@ -426,7 +364,6 @@ class SpawnWork : public Napi::AsyncWorker {
   int owned_[kSlots];
   Napi::FunctionReference on_exit_;
   int err_ = 0;
-  const char* syscall_ = "posix_spawn";
   pid_t pid_ = -1;
 };
 
@@ -442,7 +379,18 @@ Napi::Value SpawnSupervisorAsync(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   // Our own copies, so the caller may close its descriptors as soon as we return. One copy
-  // per distinct descriptor (the log is usually both 1 and 2).
+  // per distinct descriptor (the log is usually both 1 and 2). Above 3, because the child's
+  // dup2(src[i], i) runs for i = 0, 1, 2, 3 in order: a source below 4 could be overwritten by
+  // an earlier dup2 before its own turn, and a dup2 action onto itself leaves FD_CLOEXEC set in
+  // glibc before 2.29 (dup2(fd, fd) is a no-op), while Node opens everything close-on-exec.
+  // Every source must be open before the first copy is made: a copy takes the lowest free
+  // number, which may be a closed fds[j], and would then stand in for it.
+  for (int i = 0; i < kSlots; i++) {
+    if (fcntl(fds[i], F_GETFD) < 0) {
+      SpawnError(env, file, errno, "fcntl").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
   int owned[kSlots] = {-1, -1, -1, -1};
   for (int i = 0; i < kSlots; i++) {
     for (int j = 0; j < i; j++)
@@ -489,7 +437,6 @@ Napi::Value CanSpawnSupervisor(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitSpawn(Napi::Env env, Napi::Object exports) {
-  exports.Set("spawnSupervisor", Napi::Function::New(env, SpawnSupervisor, "spawnSupervisor"));
   exports.Set("spawnSupervisorAsync", Napi::Function::New(env, SpawnSupervisorAsync, "spawnSupervisorAsync"));
   exports.Set("canSpawnSupervisor", Napi::Function::New(env, CanSpawnSupervisor, "canSpawnSupervisor"));
 }

@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import type { Outcome } from '@xlurm/protocol';
 import { Runner } from '../../../packages/daemon/src/runner/runner';
 import type { StoredJob } from '../../../packages/daemon/src/store/store';
-import { getNofileLimit, setNofileLimit, stepdPath } from '../../../native/ts/index';
-import { freeFdNumbers } from '../../helpers/probe';
+import { stepdPath } from '../../../native/ts/index';
+import { exhaustDescriptors } from '../../helpers/nofile';
 import { waitFor } from '../../helpers/wait';
 
 function job(id: number): StoredJob {
@@ -45,13 +45,11 @@ t.test('a spawn that fails for lack of descriptors does not crash the daemon', a
     spawned: (id: number) => { events.push(['spawned', id, null]); },
   }, () => undefined, () => 42);
   // Room for the lock and the log, none for the supervisor's pipes.
-  const [soft, hard] = getNofileLimit();
-  const [, , third] = freeFdNumbers(process.pid, 3);
-  setNofileLimit(third!, hard);
+  const release = exhaustDescriptors(2);
   try {
     runner.launch(job(8));
   } finally {
-    setNofileLimit(soft, hard);
+    release();
   }
   await done;
   await new Promise((r) => setImmediate(r)); // an unhandled 'error' event would end this process here

@@ -1,5 +1,6 @@
-// spawnSupervisor / canSpawnSupervisor (native/src/addon/spawn.cc): posix_spawn of the supervisor
-// and its exit watched through a pidfd on Node's own loop. Needs `npm run build:native`.
+// spawnSupervisorAsync / canSpawnSupervisor (native/src/addon/spawn.cc): posix_spawn of the
+// supervisor on the thread pool, and its exit watched through a pidfd on Node's own loop. Needs
+// `npm run build:native`.
 // Children are shell scripts that report what they see through /proc into a log file; the cases
 // that need a fresh process (descriptor table, uncaught exceptions, exit of Node) run in a child
 // node that loads the addon directly.
@@ -10,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import { canSpawnSupervisor, flockExclusive, spawnSupervisor, spawnSupervisorAsync, stepdPath, accountByUid } from '../../../native/ts/index';
+import { canSpawnSupervisor, flockExclusive, spawnSupervisorAsync, stepdPath, accountByUid } from '../../../native/ts/index';
 
 type Tap = typeof t;
 type Exit = [number | null, string | null];
@@ -37,23 +38,31 @@ function script(dir: string, name: string, body: string): string {
 interface Started { pid: number; exit: Promise<Exit>; calls: () => number }
 
 /**
- * spawnSupervisor, with the exit as a promise. The watch does not keep Node alive, so a ref'd
- * timer does until the exit is reported.
+ * spawnSupervisorAsync, with the pid and the exit as promises. The watch does not keep Node
+ * alive, so a ref'd timer does until the exit is reported.
  */
-function start(file: string, fds: [number, number, number, number]): Started {
+async function start(file: string, fds: [number, number, number, number]): Promise<Started> {
   let calls = 0;
   let resolve!: (e: Exit) => void;
   const exit = new Promise<Exit>(r => { resolve = r; });
   const keep = setInterval(() => {}, 1000);
-  const pid = (() => {
-    try {
-      return spawnSupervisor(file, fds, (code, signal) => { calls++; clearInterval(keep); resolve([code, signal]); });
-    } catch (e) {
-      clearInterval(keep);
-      throw e;
-    }
-  })();
-  return { pid, exit, calls: () => calls };
+  try {
+    const pid = await new Promise<number>((spawned, failed) => {
+      spawnSupervisorAsync(file, fds, (err, pid) => (err ? failed(err) : spawned(pid!)),
+        (code, signal) => { calls++; clearInterval(keep); resolve([code, signal]); });
+    });
+    return { pid, exit, calls: () => calls };
+  } catch (e) {
+    clearInterval(keep);
+    throw e;
+  }
+}
+
+/** spawnSupervisorAsync's failure: the error it reports through onSpawned. */
+function spawnError(file: string, fds: [number, number, number, number], onExit: () => void): Promise<Error> {
+  return new Promise<Error>((resolve, reject) => {
+    spawnSupervisorAsync(file, fds, (err, pid) => (err ? resolve(err) : reject(new Error(`spawned ${file} as ${pid}`))), onExit);
+  });
 }
 
 /** /proc/<pid>/stat fields after the command name: [state, ppid, pgrp, session, …]. */
@@ -105,11 +114,11 @@ if (!built) {
     const log = fs.openSync(path.join(dir, 'log'), 'a');
     t.teardown(() => fs.closeSync(log));
     const before = openFds();
-    const seven = start(script(dir, 'seven', 'exit 7'), [log, log, log, log]);
-    t.ok(Number.isInteger(seven.pid) && seven.pid > 1, 'returns the pid');
+    const seven = await start(script(dir, 'seven', 'exit 7'), [log, log, log, log]);
+    t.ok(Number.isInteger(seven.pid) && seven.pid > 1, 'reports the pid');
     t.same(await seven.exit, [7, null]);
     t.notOk(fs.existsSync(`/proc/${seven.pid}`), 'reaped by the time onExit runs');
-    const zero = start('/bin/true', [log, log, log, log]);
+    const zero = await start('/bin/true', [log, log, log, log]);
     t.same(await zero.exit, [0, null]);
     await delay(100);
     t.equal(seven.calls() + zero.calls(), 2, 'each reported exactly once');
@@ -123,13 +132,13 @@ if (!built) {
     t.teardown(() => fs.closeSync(log));
     const sleeper = script(dir, 'sleeper', 'exec sleep 1000');
     for (const sig of ['SIGKILL', 'SIGTERM', 'SIGUSR1'] as const) {
-      const s = start(sleeper, [log, log, log, log]);
+      const s = await start(sleeper, [log, log, log, log]);
       process.kill(s.pid, sig);
       t.same(await s.exit, [null, sig], sig);
       t.notOk(fs.existsSync(`/proc/${s.pid}`), `${sig}: reaped`);
     }
     // SIGPIPE is ignored by Node; the child must have it at its default (death).
-    const piped = start(script(dir, 'piper', 'exec sleep 1000'), [log, log, log, log]);
+    const piped = await start(script(dir, 'piper', 'exec sleep 1000'), [log, log, log, log]);
     await waitFor(() => fs.readFileSync(`/proc/${piped.pid}/cmdline`, 'utf8').startsWith('sleep'), 'exec of sleep');
     process.kill(piped.pid, 'SIGPIPE');
     t.same(await piped.exit, [null, 'SIGPIPE'], 'SIGPIPE kills it: default disposition');
@@ -163,7 +172,7 @@ if (!built) {
     const ours = fs.readFileSync('/proc/self/status', 'utf8');
     t.ok(BigInt('0x' + /SigIgn:\s*(\w+)/.exec(ours)![1]) & (1n << 12n), 'this process ignores SIGPIPE (as Node does)');
 
-    const s = start('/bin/sh', [spec, log, log, lock]);
+    const s = await start('/bin/sh', [spec, log, log, lock]);
     t.same(await s.exit, [0, null]);
     const text = fs.readFileSync(logPath, 'utf8');
     const section = (name: string): string[] => {
@@ -201,12 +210,16 @@ if (!built) {
     const files = ['a', 'b', 'c', 'd'].map(f => path.join(dir, f));
     const reporter = script(dir, 'report', 'readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2 /proc/$$/fd/3 > /proc/$$/fd/1');
     const prog = `
-      const [reporter, out] = process.argv.slice(2);
-      for (const fd of [0, 1, 2, 3]) n.setCloexec(fd, true);
+      const [reporter, out, ...files] = process.argv.slice(2);
+      // Reopened by Node, so close-on-exec as everything Node opens, at the same numbers 0-3.
+      for (const fd of [0, 1, 2, 3]) {
+        fs.closeSync(fd);
+        if (fs.openSync(files[fd], 'r+') !== fd) throw new Error('not reopened as ' + fd);
+      }
       const count = () => fs.readdirSync('/proc/self/fd').length;
       const before = count();
       const keep = setInterval(() => {}, 1000);
-      n.spawnSupervisor(reporter, [3, 0, 2, 3], (code, signal) => {
+      n.spawnSupervisorAsync(reporter, [3, 0, 2, 3], (err) => { if (err) throw err; }, (code, signal) => {
         clearInterval(keep);
         fs.writeFileSync(out, JSON.stringify({ code, signal, leaked: count() - before }));
       });`;
@@ -214,7 +227,7 @@ if (!built) {
     const out = path.join(dir, 'out.json');
     const file = path.join(dir, 'child.js');
     fs.writeFileSync(file, `'use strict';\nconst n = require(${JSON.stringify(ADDON)});\nconst fs = require('fs');\n${prog}\n`);
-    const child = spawn(process.execPath, [file, reporter, out], { stdio: fds });
+    const child = spawn(process.execPath, [file, reporter, out, ...files], { stdio: fds });
     for (const fd of fds) fs.closeSync(fd);
     const [code] = (await once(child, 'close')) as [number | null];
     t.equal(code, 0);
@@ -223,7 +236,7 @@ if (!built) {
       'child fds 0-3 = parent fds 3, 0, 2, 3');
   });
 
-  t.test('failures throw errno-coded errors and leave nothing behind', async t => {
+  t.test('failures are errno-coded errors and leave nothing behind', async t => {
     const dir = t.testdir({ 'not-exec': '#!/bin/sh\nexit 0\n' });
     const log = fs.openSync(path.join(dir, 'log'), 'a');
     t.teardown(() => fs.closeSync(log));
@@ -233,22 +246,26 @@ if (!built) {
     const keep = setInterval(() => {}, 1000);
     t.teardown(() => clearInterval(keep));
     const never = (): void => { t.fail('onExit called after a failed spawn'); };
+    const none = (): void => { t.fail('spawned'); };
 
-    t.throws(() => spawnSupervisor('/nonexistent-xlurm/stepd', [log, log, log, log], never), {
+    // A descriptor that cannot be copied: thrown at once, before anything is queued.
+    t.throws(() => spawnSupervisorAsync('/bin/true', [log, log, log, closed], none, never), { code: 'EBADF', syscall: 'fcntl' }, 'a closed descriptor');
+    t.throws(() => spawnSupervisorAsync('/bin/true', [log, log, log, 1 << 30], none, never), { code: 'EBADF' });
+
+    t.throws(() => spawnSupervisorAsync('bin/true', [log, log, log, log], none, never), TypeError, 'relative path');
+    t.throws(() => spawnSupervisorAsync('/bin/true\0x', [log, log, log, log], none, never), TypeError);
+    t.throws(() => spawnSupervisorAsync('/bin/true', [log, log, log] as unknown as [number, number, number, number], none, never), TypeError);
+    t.throws(() => spawnSupervisorAsync('/bin/true', [log, log, log, -1], none, never), TypeError);
+    t.throws(() => spawnSupervisorAsync('/bin/true', [log, log, log, log], none, undefined as unknown as () => void), TypeError);
+    t.throws(() => spawnSupervisorAsync('/bin/true', [log, log, log, log], undefined as unknown as () => void, never), TypeError);
+
+    t.match(await spawnError('/nonexistent-xlurm/stepd', [log, log, log, log], never), {
       code: 'ENOENT', errno: -2, syscall: 'posix_spawn', path: '/nonexistent-xlurm/stepd',
       message: 'spawn /nonexistent-xlurm/stepd: No such file or directory',
     });
-    t.throws(() => spawnSupervisor(path.join(dir, 'not-exec'), [log, log, log, log], never), {
+    t.match(await spawnError(path.join(dir, 'not-exec'), [log, log, log, log], never), {
       code: 'EACCES', message: `spawn ${path.join(dir, 'not-exec')}: Permission denied`,
     });
-    t.throws(() => spawnSupervisor('/bin/true', [log, log, log, closed], never), { code: 'EBADF' }, 'a closed descriptor');
-    t.throws(() => spawnSupervisor('/bin/true', [log, log, log, 1 << 30], never), { code: 'EBADF' });
-
-    t.throws(() => spawnSupervisor('bin/true', [log, log, log, log], never), TypeError, 'relative path');
-    t.throws(() => spawnSupervisor('/bin/true\0x', [log, log, log, log], never), TypeError);
-    t.throws(() => spawnSupervisor('/bin/true', [log, log, log] as unknown as [number, number, number, number], never), TypeError);
-    t.throws(() => spawnSupervisor('/bin/true', [log, log, log, -1], never), TypeError);
-    t.throws(() => spawnSupervisor('/bin/true', [log, log, log, log], undefined as unknown as () => void), TypeError);
 
     await delay(200);  // an onExit for a failed spawn would have come by now
     t.same(zombies(), [], 'no child left (glibc reaps a child whose exec failed)');
@@ -264,7 +281,7 @@ if (!built) {
     let store: { job: number } | undefined;
     const done = new Promise<void>(resolve => {
       const keep = setInterval(() => {}, 1000);
-      als.run({ job: 42 }, () => spawnSupervisor('/bin/true', [log, log, log, log], () => {
+      als.run({ job: 42 }, () => spawnSupervisorAsync('/bin/true', [log, log, log, log], (err) => { if (err) throw err; }, () => {
         order.push('onExit');
         store = als.getStore();
         process.nextTick(() => order.push('nextTick'));
@@ -282,21 +299,22 @@ if (!built) {
     const handled = await inNode(t, `
       const fd = fs.openSync('/dev/null', 'r+');
       const keep = setInterval(() => {}, 1000);
+      const spawned = (err) => { if (err) throw err; };
       process.on('uncaughtException', (e) => {
         console.log('uncaught ' + e.message);
-        n.spawnSupervisor('/bin/true', [fd, fd, fd, fd], (code, signal) => {
+        n.spawnSupervisorAsync('/bin/true', [fd, fd, fd, fd], spawned, (code, signal) => {
           console.log('second ' + code + ' ' + signal);
           clearInterval(keep);
         });
       });
-      n.spawnSupervisor('/bin/true', [fd, fd, fd, fd], () => { throw new Error('boom'); });`);
+      n.spawnSupervisorAsync('/bin/true', [fd, fd, fd, fd], spawned, () => { throw new Error('boom'); });`);
     t.equal(handled.code, 0, handled.stderr);
     t.equal(handled.stdout, 'uncaught boom\nsecond 0 null\n');
 
     const unhandled = await inNode(t, `
       const fd = fs.openSync('/dev/null', 'r+');
       const keep = setInterval(() => {}, 1000);
-      n.spawnSupervisor('/bin/true', [fd, fd, fd, fd], () => { throw new Error('boom'); });`);
+      n.spawnSupervisorAsync('/bin/true', [fd, fd, fd, fd], (err) => { if (err) throw err; }, () => { throw new Error('boom'); });`);
     t.equal(unhandled.code, 1, 'Node exits as for any uncaught exception');
     t.match(unhandled.stderr, /Error: boom/);
   });
@@ -306,7 +324,8 @@ if (!built) {
     const sleeper = script(dir, 'sleeper', 'exec sleep 60');
     const r = await inNode(t, `
       const fd = fs.openSync('/dev/null', 'r+');
-      console.log(n.spawnSupervisor(process.argv[2], [fd, fd, fd, fd], () => console.log('exit seen')));`,
+      n.spawnSupervisorAsync(process.argv[2], [fd, fd, fd, fd], (err, pid) => console.log(err ? err.message : pid),
+        () => console.log('exit seen'));`,
     [sleeper], 20000);
     const pid = Number(r.stdout.trim());
     t.teardown(() => { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } });
@@ -316,22 +335,22 @@ if (!built) {
     t.ok(fs.existsSync(`/proc/${pid}`), 'the supervisor outlives the node that started it');
   });
 
-  t.test('no pidfd to be had (EMFILE): a timer reaps instead; low sources fail with EMFILE', async t => {
+  t.test('no pidfd to be had (EMFILE): a timer reaps instead; no room for the copies is EMFILE', async t => {
     t.testdir();
     const r = await inNode(t, `
+      const { execFileSync } = require('child_process');
       const out = [];
       const log = fs.openSync('/dev/null', 'r+');
-      const [, hard] = n.getNofileLimit();
-      n.setNofileLimit(256, hard);
+      // Every number below 300 taken, so the copy of the log the spawn makes is 300 or above.
       const fillers = [];
-      try { for (;;) fillers.push(fs.openSync('/dev/null', 'r')); } catch (e) { out.push('filled ' + e.code); }
-      try {
-        n.spawnSupervisor('/bin/true', [0, 1, 2, log], () => out.push('unexpected exit'));
-        out.push('unexpected spawn');
-      } catch (e) { out.push('low sources: ' + e.code + ' ' + e.syscall); }
+      for (;;) { const fd = fs.openSync('/dev/null', 'r'); fillers.push(fd); if (fd >= 299) break; }
       const keep = setInterval(() => {}, 1000);
       const t0 = Date.now();
-      const pid = n.spawnSupervisor('/bin/true', [log, log, log, log], (code, signal) => {
+      let pid = 0;
+      n.spawnSupervisorAsync('/bin/true', [log, log, log, log], (err, p) => {
+        if (err) out.push('spawn failed ' + err.code);
+        pid = p;
+      }, (code, signal) => {
         clearInterval(keep);
         out.push('exit ' + code + ' ' + signal);
         out.push('reaped ' + !fs.existsSync('/proc/' + pid));
@@ -339,10 +358,18 @@ if (!built) {
         // The fallback polls every 50 ms: the report cannot come sooner than that.
         out.push('after >= 40 ms ' + (Date.now() - t0 >= 40));
         console.log(out.join('\\n'));
-      });`);
+      });
+      // The limit lowered to 300 from outside (Node has no setrlimit) before the spawn is done:
+      // once it has closed the copy, the watch finds no number for a pidfd.
+      execFileSync('prlimit', ['--pid', String(process.pid), '--nofile=300:'], { stdio: ['ignore', 'ignore', 'inherit'] });
+      try { fs.openSync('/dev/null', 'r'); out.push('unexpected room'); } catch (e) { out.push('filled ' + e.code); }
+      try {
+        n.spawnSupervisorAsync('/bin/true', [log, log, log, log], () => out.push('unexpected spawn'), () => out.push('unexpected exit'));
+        out.push('unexpected queue');
+      } catch (e) { out.push('no room for the copies: ' + e.code + ' ' + e.syscall); }`);
     t.equal(r.code, 0, r.stderr);
     t.equal(r.stdout, [
-      'filled EMFILE', 'low sources: EMFILE fcntl', 'exit 0 null', 'reaped true', 'after >= 40 ms true', '',
+      'filled EMFILE', 'no room for the copies: EMFILE fcntl', 'exit 0 null', 'reaped true', 'after >= 40 ms true', '',
     ].join('\n'));
   });
 
@@ -358,13 +385,17 @@ if (!built) {
     const pids: number[] = [];
     for (let i = 0; i < 200; i++) {
       let pid = 0;
-      pid = spawnSupervisor(exiter, [log, log, log, log], (code, signal) => {
+      spawnSupervisorAsync(exiter, [log, log, log, log], (err, p) => {
+        if (err) throw err;
+        pid = p!;
+        pids.push(pid);
+      }, (code, signal) => {
         const list = calls.get(pid) ?? [];
         list.push([code, signal]);
         calls.set(pid, list);
       });
-      pids.push(pid);
     }
+    await waitFor(() => pids.length === 200, 'all 200 spawned', 30000);
     t.equal(new Set(pids).size, 200, '200 distinct pids');
     await waitFor(() => calls.size === 200, 'all 200 exits', 30000);
     await delay(200);
@@ -390,7 +421,7 @@ if (!built) {
     const log = fs.openSync(path.join(dir, '7.log'), 'a', 0o600);
     const lock = fs.openSync(path.join(dir, '7.lock'), 'w+', 0o600);
     t.equal(flockExclusive(lock), true);
-    const s = start(stepdPath(), [spec, log, log, lock]);
+    const s = await start(stepdPath(), [spec, log, log, lock]);
     for (const fd of [spec, log, lock]) fs.closeSync(fd);
     t.same(await s.exit, [0, null]);
     t.match(JSON.parse(fs.readFileSync(path.join(dir, '7.result'), 'utf8')), { state: 'COMPLETED', exit_code: 0 });
