@@ -1,5 +1,5 @@
 // Huawei Ascend DCMI (libdcmi.so) behind the Vendor interface. No vendor headers: the functions
-// and structs used are declared here from ../../shared/spec/driver-apis.md §2, §8, §9.
+// and structs used are declared here from docs/driver-apis.md §2, §8, §9.
 //
 // Two APIs (§2.1). v2 (`dcmiv2_*`, devices addressed by logical id) is used only when the library
 // exports its symbols AND dcmiv2_init returns 0: one libdcmi.so build serves every board, and on

@@ -1,4 +1,4 @@
-// flockExclusive(fd) / flockUnlock(fd): the job-lock primitive (spec 7.3).
+// flockExclusive(fd) / flockUnlock(fd): the job-lock primitive (docs/behaviour.md §7.3).
 #include "addon.h"
 
 #include <sys/file.h>

@@ -1,5 +1,5 @@
 // T-Head PPU HGML (libhgml.so): an NVML clone with `nvml` renamed `hgml`, run by the NVML-shaped
-// implementation (nvml-shaped.cc). Facts from ../../shared/spec/driver-apis.md §5 and §8:
+// implementation (nvml-shaped.cc). Facts from docs/driver-apis.md §5 and §8:
 //   * the layouts are inferred from two independent bindings, not a vendor header, so process
 //     rows are validated at run time exactly like NVML's (16/24/32-byte strides);
 //   * libhgml.so needs libuki.so (DT_NEEDED), which is often not on the loader's path: it is

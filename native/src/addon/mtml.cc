@@ -1,5 +1,5 @@
 // Moore Threads MTML (libmtml.so) behind the Vendor interface, read-only. No vendor headers: the
-// few functions used are declared here from ../../shared/spec/driver-apis.md §3.
+// few functions used are declared here from docs/driver-apis.md §3.
 //
 //   Init      mtmlLibraryInit (a library object), mtmlErrorString; the process-table root
 //   Discover  mtmlLibraryCountDevice, per index mtmlLibraryInitDeviceByIndex, mtmlDeviceGetUUID,

@@ -1,6 +1,6 @@
 // MetaX MXSML (libmxsml.so) behind the Vendor interface, through the native index-based API. No
 // vendor headers: the functions and structs used are declared here from
-// ../../shared/spec/driver-apis.md §4 and §9.
+// docs/driver-apis.md §4 and §9.
 //
 //   Init      symbols; mxSmlInit (MXSML has no shutdown: nothing to undo)
 //   Discover  mxSmlGetDeviceCount (returns the count), per index mxSmlGetDeviceInfo (UUID, name,
@@ -100,7 +100,7 @@ T Load(const unsigned char* p) {
 // Decode `n` process rows (`row` bytes each, GPU entries `entry` bytes apart) answered for the
 // device with sequence index `index`: the PIDs (ascending, once each) of the rows that list that
 // index among their first gpuNumber entries. Each row is one process and lists every GPU it uses,
-// by sequence index — never the physical mxSmlDeviceInfo_t.gpuId (driver-apis.md §4.4). Returns
+// by sequence index — never the physical mxSmlDeviceInfo_t.gpuId (docs/driver-apis.md §4.4). Returns
 // "" or why the answer is invalid (a bad PID or GPU count).
 std::string DecodeProcessRows(const unsigned char* buf, size_t row, size_t entry, unsigned n, uint32_t index,
                               std::vector<uint32_t>* pids) {
@@ -201,7 +201,7 @@ class Mxsml : public Vendor {
     }
   }
 
-  void Shutdown() override {}  // MXSML exports no shutdown (driver-apis.md §4.2)
+  void Shutdown() override {}  // MXSML exports no shutdown (docs/driver-apis.md §4.2)
 
  private:
   // "<call>: <mxSmlGetErrorString> (<code>)", e.g. "mxSmlGetDeviceInfo: Invalid device id (6)".

@@ -1,5 +1,5 @@
 // Which processes hold a device node open: one scan of <proc>/<pid>/fd for vendors whose
-// management library cannot list a device's processes (MTML, shared/spec/driver-apis.md §3.6).
+// management library cannot list a device's processes (MTML, docs/driver-apis.md §3.6).
 // Plain C++ (no Node-API); runs on the vendor library's worker thread, like the driver calls.
 #pragma once
 

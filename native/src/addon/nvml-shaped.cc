@@ -1,6 +1,6 @@
 // NVML-shaped libraries behind the Vendor interface (see nvml-shaped.h): NVML (nvml.cc) and its
 // renamed clones (HGML, hgml.cc). No vendor headers: the few functions and structs used are
-// declared here from ../../shared/spec/driver-apis.md §1 (HGML: §5, "NVML-identical").
+// declared here from docs/driver-apis.md §1 (HGML: §5, "NVML-identical").
 // Names below are NVML's; the library's own come from its NvmlShapedApi table.
 //
 //   Init      (preload), nvmlInit_v2 (or nvmlInitWithFlags(0), or nvmlInit), nvmlErrorString
@@ -32,7 +32,7 @@ constexpr unsigned kUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned kNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr uint32_t kPidCeiling = 1u << 22;  // Linux pid_max can never exceed 2^22
 
-// Process rows seen behind the process symbols (driver-apis.md §1.6, §9).
+// Process rows seen behind the process symbols (docs/driver-apis.md §1.6, §9).
 struct ProcessInfoV1 {  // plain symbol
   unsigned int pid;
   unsigned long long usedGpuMemory;
@@ -136,7 +136,7 @@ class NvmlShaped : public Vendor {
     const char* procs_symbol = nullptr;
     processes_ = reinterpret_cast<ProcessesFn>(need({api_.processes[0], api_.processes[1], api_.processes[2]}, &procs_symbol));
     if (missing) return path + " does not export " + missing + " (not an " + api_.library + " library?)";
-    // Preferred layout first (driver-apis.md §1.6): the versioned symbols take 24-byte rows,
+    // Preferred layout first (docs/driver-apis.md §1.6): the versioned symbols take 24-byte rows,
     // except on the drivers that used 32 (535.43-535.86) or 16 bytes behind _v3.
     if (std::strcmp(procs_symbol, api_.processes[2]) == 0)
       strides_ = {sizeof(ProcessInfoV1), sizeof(ProcessInfoV2), sizeof(ProcessInfoCc)};

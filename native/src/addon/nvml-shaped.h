@@ -1,5 +1,5 @@
 // NVML-shaped management libraries: NVML itself (nvml.cc) and its clones that only rename the
-// symbols (T-Head HGML, hgml.cc; ../../shared/spec/driver-apis.md §1, §5). One implementation
+// symbols (T-Head HGML, hgml.cc; docs/driver-apis.md §1, §5). One implementation
 // (nvml-shaped.cc) driven by a table of symbol names, so the process-row validation and the
 // two-call protocol exist once.
 #pragma once

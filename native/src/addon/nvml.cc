@@ -1,5 +1,5 @@
 // NVIDIA NVML (libnvidia-ml.so.1): an NVML-shaped library (nvml-shaped.cc) with NVML's own
-// symbol names (../../shared/spec/driver-apis.md §1, §8).
+// symbol names (docs/driver-apis.md §1, §8).
 #include "nvml-shaped.h"
 
 namespace xlurm::dev {

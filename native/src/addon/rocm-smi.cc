@@ -1,6 +1,6 @@
 // Hygon HCU through hyhal's rocm_smi (librocm_smi64.so) behind the Vendor interface. No vendor
 // headers: the functions and the one struct used are declared here from
-// ../../shared/spec/driver-apis.md §6 (Hygon's own rocm_smi.h [HY1], measured behaviour [HY3]).
+// docs/driver-apis.md §6 (Hygon's own rocm_smi.h [HY1], measured behaviour [HY3]).
 //
 //   Init      rsmi_init(0), rsmi_status_string
 //   Discover  rsmi_num_monitor_devices, per index rsmi_dev_unique_id_get (the identity, shown as
@@ -154,7 +154,7 @@ class RocmSmi : public Vendor {
     return "";
   }
 
-  // The host-wide PID list (driver-apis.md §6.3: a list, its figures are zero): ask for the count,
+  // The host-wide PID list (docs/driver-apis.md §6.3: a list, its figures are zero): ask for the count,
   // then read into a buffer with room for late starters; a short buffer answer means more
   // processes started in between, so ask again.
   std::string ProcessList(std::vector<uint32_t>* pids) {

@@ -1,5 +1,6 @@
 /*
- * xlurm-stepd: supervises one job (spec section 6.3, architecture "A job's path" step 5).
+ * xlurm-stepd: supervises one job (docs/behaviour.md §6.3; docs/architecture.md, "A job's
+ * path").
  *
  * The daemon starts it (its launcher forks it, see launcher.c; or it posix_spawns it) in a new
  * session, with an empty environment and cwd "/", with:
@@ -48,7 +49,8 @@
 
 #define LOCK_FD 3
 
-/* Supervision cadence and the grace period between SIGTERM and SIGKILL (spec 6.3). */
+/* Supervision cadence and the grace period between SIGTERM and SIGKILL (docs/behaviour.md
+ * §6.3). */
 #define POLL_NS (50 * 1000000LL)
 #define GRACE_NS (1000 * 1000000LL)
 #define NS_PER_S 1000000000LL
@@ -77,7 +79,7 @@ static void fail(struct outcome *o, const char *a, const char *b, const char *c)
     o->error = str_join(a, b, c);
 }
 
-/* "cannot execute <argv0>: <strerror>" (spec 4.2). */
+/* "cannot execute <argv0>: <strerror>" (docs/behaviour.md §4.2). */
 static void fail_exec(struct outcome *o, const char *argv0, int err)
 {
     char *tail = str_join(": ", strerror(err), NULL);
@@ -86,7 +88,7 @@ static void fail_exec(struct outcome *o, const char *argv0, int err)
         free(tail);
 }
 
-/* A cancel marker exists (written by the daemon on xcancel; spec 5.4). */
+/* A cancel marker exists (written by the daemon on xcancel; docs/behaviour.md §5.4). */
 static int cancel_marker(const struct job_spec *spec)
 {
     return access(spec->cancel_path, F_OK) == 0;
@@ -113,7 +115,7 @@ struct child_args {
     volatile int err;
 };
 
-/* Between clone and exec, in the order spec 6.3 fixes. Any failure stores errno in
+/* Between clone and exec, in the order docs/behaviour.md §6.3 fixes. Any failure stores errno in
  * args->err and exits 127; a successful exec leaves it 0.
  *
  * This runs in the supervisor's own memory, on a stack of its own, while the supervisor is
@@ -162,7 +164,8 @@ static int child(void *arg)
      * the job's privileges; inherited by every descendant. */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         goto fail;
-    /* chdir after the identity change, so the owner's own permissions decide (spec 11.6). */
+    /* chdir after the identity change, so the owner's own permissions decide
+     * (docs/behaviour.md §11.6). */
     if (chdir(spec->cwd) < 0)
         goto fail;
     /* PR_SET_PDEATHSIG is cleared by credential changes, hence after setresuid. If the
@@ -265,8 +268,8 @@ static void kill_and_reap_group(pid_t pgid)
     }
 }
 
-/* The supervision loop (spec 6.3): wake on signals, every 50 ms, and exactly at the time-limit
- * and grace deadlines. Returns once the leader has exited, with its wait status. */
+/* The supervision loop (docs/behaviour.md §6.3): wake on signals, every 50 ms, and exactly at
+ * the time-limit and grace deadlines. Returns once the leader has exited, with its wait status. */
 static void supervise(const struct job_spec *spec, pid_t leader, int64_t start,
                       enum reason *reason, int *status)
 {
@@ -359,7 +362,7 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
     enum reason reason = REASON_NONE;
     int status = 0;
     supervise(spec, pid, start, &reason, &status);
-    /* The leader is gone; its group goes too, whatever the reason (spec 6.3). */
+    /* The leader is gone; its group goes too, whatever the reason (docs/behaviour.md §6.3). */
     kill_and_reap_group(pid);
 
     if (reason == REASON_CANCELLED) {
@@ -464,7 +467,7 @@ int supervisor_main(void)
     if (nul != STDIN_FILENO)
         close(nul);
 
-    /* Files the job creates are owner-only by default (spec 1, 11.4). */
+    /* Files the job creates are owner-only by default (docs/behaviour.md §1, §11.4). */
     umask(077);
 
     run_job(&spec, &o);

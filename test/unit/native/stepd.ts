@@ -1,6 +1,6 @@
-// xlurm-stepd, the per-job supervisor (spec 6.3), spawned the way the daemon does it: spec on
-// stdin, the job log on fds 1 and 2, the flocked job lock on fd 3, a new session. Needs
-// `npm run build:native`. Multi-user cases run only as root (with the existing nobody account).
+// xlurm-stepd, the per-job supervisor (docs/behaviour.md §6.3), spawned the way the daemon does
+// it: spec on stdin, the job log on fds 1 and 2, the flocked job lock on fd 3, a new session.
+// Needs `npm run build:native`. Multi-user cases run only as root (with the existing nobody account).
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -106,7 +106,7 @@ async function runJob(t: Tap, o: JobOptions): Promise<JobRun> {
   const resultPath = path.join(dir, '7.result');
   if (o.cancelBefore) fs.writeFileSync(path.join(dir, '7.cancel'), 'true\n');
 
-  // As the daemon does (spec 6.1): lock taken before the spawn, log opened for append.
+  // As the daemon does (docs/behaviour.md §6.1): lock taken before the spawn, log opened for append.
   const lockFd = fs.openSync(lockPath, 'w+', 0o600);
   t.equal(flockExclusive(lockFd), true, 'lock taken before spawn');
   const logFd = fs.openSync(logPath, 'a', 0o600);
