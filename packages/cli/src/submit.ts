@@ -1,8 +1,8 @@
 /** Submission options shared by xrun and xbatch (spec 2.3). */
 import * as path from 'node:path';
 import type { Options } from 'yargs';
-import type { DeviceKind, Job, Submission } from '@xlurm/protocol';
-import { KIND_NAMES, parseKind } from '@xlurm/protocol';
+import type { DeviceKind, Job, JobRequest, Submission } from '@xlurm/protocol';
+import { KIND_NAMES, checkRequest, parseKind } from '@xlurm/protocol';
 import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
 import { CliError, UsageError, osErrorText } from './errors';
 
@@ -48,16 +48,18 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
   };
 }
 
-/** Client-side validation in the spec's order; returns the device count. */
+/**
+ * The request the flags ask for, checked as the daemon checks it (one shared
+ * check, so both refuse with the same words); returns the device count.
+ * Without `-g`, `-i` asks for as many devices as it names, else one.
+ */
 export function validateSubmitFlags(f: SubmitFlags): number {
-  if (f.timeLimit === 0) throw new CliError('time-limit must be positive');
-  if (f.excludeIds && f.deviceIds) throw new CliError('-x cannot be combined with -i');
-  if (f.deviceIds) {
-    if (new Set(f.deviceIds).size !== f.deviceIds.length) throw new CliError('device IDs must not contain duplicates');
-    if (f.gpus !== undefined && f.gpus !== f.deviceIds.length) throw new CliError('-g count must match the number of -i device IDs');
-    return f.deviceIds.length;
-  }
-  return f.gpus ?? 1;
+  const req: JobRequest = { count: f.gpus ?? f.deviceIds?.length ?? 1, kind: f.kind, timeLimit: f.timeLimit };
+  if (f.deviceIds) req.deviceIds = f.deviceIds;
+  if (f.excludeIds) req.excludeIds = f.excludeIds;
+  const bad = checkRequest(req);
+  if (bad) throw new CliError(bad.message);
+  return req.count;
 }
 
 /** `-n`, else the script's file name, else the first command word, else `batch`. */

@@ -15,9 +15,13 @@ import { keysFromFlags, type DaemonConfig } from './config/daemon';
 import { formatProblem } from './config/load';
 import type { DeviceManager } from './devices/manager';
 import type { Prepared } from './runner/runner';
-import { PendingJobs } from './pending-jobs';
+import { PendingJobs, pendingJob } from './pending-jobs';
+import { deviceKey, type DeviceBlock } from './scheduler/place';
 import { schedule, type PendingJob } from './scheduler/schedule';
 import { toWireJob, type Store, type StoredJob } from './store/store';
+
+/** The free devices of a pass that cannot start anything (every slot taken). */
+const NO_KEYS: ReadonlySet<string> = new Set();
 
 /** Jobs of one pass whose files are made ready while their RUNNING commit is synced. */
 const PREPARE_AHEAD = 8;
@@ -128,7 +132,10 @@ export class Core {
 
   /** Summaries of every job the store holds, or of the newest `limit` only, in id order. */
   summaries(limit?: number): JobSummary[] {
-    return limit === undefined ? this.store.allSummaries() : this.store.recentSummaries(limit);
+    const rows = limit === undefined ? this.store.allSummaries() : this.store.recentSummaries(limit);
+    // A pending job's reason lives in memory only (the latest pass's).
+    for (const r of rows) if (r.state === 'PENDING') r.reason = this.pending.get(r.id)?.reason ?? null;
+    return rows;
   }
 
   /** Ids of the running jobs, ascending. */
@@ -226,13 +233,18 @@ export class Core {
   }
 
   private pass(): void {
-    // Nothing can start while every slot is taken: no work that grows with the queue.
-    if (this.pending.size === 0 || this.running.size >= this.cfg.maxRunning) return;
-    const decisions = schedule({
-      pending: this.pendingRequests(), cpuOnlyPending: this.pending.cpuOnly, running: this.running.size, maxRunning: this.cfg.maxRunning,
-      inventory: this.devices.inventory, free: this.devices.freeKeys(),
+    if (this.pending.size === 0) return;
+    const full = this.running.size >= this.cfg.maxRunning;
+    // Nothing can start while every slot is taken: no work that grows with
+    // the queue or the devices (the pass only says why: MaxRunning).
+    const free = full ? NO_KEYS : this.devices.freeKeys();
+    const pass = schedule({
+      pending: full ? [] : this.pendingRequests(), cpuOnlyPending: this.pending.cpuOnly,
+      running: this.running.size, maxRunning: this.cfg.maxRunning,
+      inventory: this.devices.inventory, free, blocked: full ? undefined : this.deviceBlocks(free),
     });
-    if (decisions.length === 0) return;
+    const decisions = pass.decisions;
+    if (decisions.length === 0) { this.pending.explain(pass.reasonOf); return; }
     const now = this.now();
     // A clock set back since a job was submitted must not start it before it was submitted.
     const startedAt = (id: number) => Math.max(now, this.pending.get(id)!.submitted_at);
@@ -245,8 +257,9 @@ export class Core {
       this.store.rollback(); // no half-started pass: every job stays PENDING
       this.log(`cannot persist job start: ${(e as Error).message}; will retry`);
       this.retryLater();
-      return;
+      return; // the reasons of the previous pass stay until the retry (this one's assume its starts)
     }
+    this.pending.explain(pass.reasonOf);
     const started: StoredJob[] = [];
     for (const d of decisions) {
       const j = this.pending.get(d.id)!;
@@ -287,9 +300,29 @@ export class Core {
 
   /** Pending jobs as the scheduler sees them, in submission order (lazily: it may stop early). */
   private *pendingRequests(): Iterable<PendingJob> {
-    for (const j of this.pending.values()) {
-      yield { id: j.id, count: j.spec.count, kind: j.spec.kind ?? null, deviceIds: j.spec.device_ids, excludeIds: j.spec.exclude_ids };
+    for (const j of this.pending.values()) yield pendingJob(j);
+  }
+
+  /**
+   * Why each device that is not free is not, for the pass's reasons: its
+   * holder and the holder's owner, or its probed state. One entry per device,
+   * no strings: messages are built only when a reason is read.
+   */
+  private deviceBlocks(free: ReadonlySet<string>): Map<string, DeviceBlock> {
+    const blocks = new Map<string, DeviceBlock>();
+    for (const v of this.devices.views()) {
+      const k = deviceKey(v.device);
+      if (free.has(k)) continue;
+      let b: DeviceBlock;
+      if (v.status === 'allocated' && v.job !== null) {
+        const owner = this.running.get(v.job)?.owner.name;
+        b = owner === undefined ? { state: 'held', job: v.job } : { state: 'held', job: v.job, owner };
+      } else if (v.status === 'disabled') b = { state: 'excluded' };
+      else if (v.status === 'busy' || v.status === 'unknown' || v.status === 'unhealthy') b = { state: v.status };
+      else b = { state: 'settling' }; // probed idle, but released since and not probed again
+      blocks.set(k, b);
     }
+    return blocks;
   }
 
   private retryTimer: NodeJS.Timeout | undefined;

@@ -8,9 +8,10 @@ export * from './errors';
 export * from './framing';
 export * from './paths';
 export * from './kinds';
+export * from './request';
 export type * from './messages';
 export type {
-  DeviceKind, JobState, TerminalState, Device, Owner, Submission, Outcome, Job, JobSummary,
+  DeviceKind, JobState, TerminalState, Device, Owner, Submission, Outcome, Job, JobSummary, Reason, ReasonCode,
   DeviceStatus, DeviceView, DaemonStatus, ConfigView, OpName, OpArgs, OpResult,
 } from './schemas';
 export * from './state-dir';

@@ -74,6 +74,23 @@ export const Outcome = Type.Object({
 }, { additionalProperties: false });
 export type Outcome = Static<typeof Outcome>;
 
+/**
+ * Why a PENDING job has not started (docs/behaviour.md, Pending reasons). The
+ * codes are interface: scripts match them; append only.
+ */
+export const ReasonCode = Type.Union([
+  Type.Literal('Resources'), Type.Literal('Reservation'), Type.Literal('Priority'), Type.Literal('MaxRunning'),
+  Type.Literal('SizeLimit'), Type.Literal('UserLimit'), Type.Literal('Dependency'), Type.Literal('BeginTime'),
+  Type.Literal('Held'), Type.Literal('DevicesUnavailable'), Type.Literal('Topology'),
+], { description: 'what stops a pending job from starting' });
+export type ReasonCode = Static<typeof ReasonCode>;
+
+export const Reason = Type.Object({
+  code: ReasonCode,
+  message: Type.String({ description: 'what blocks it: job ids, owners, device labels; never a command, environment or path' }),
+}, { additionalProperties: false });
+export type Reason = Static<typeof Reason>;
+
 /** The full job: owner and root only. */
 export const Job = Type.Object({
   id: JobId,
@@ -84,6 +101,7 @@ export const Job = Type.Object({
   submitted_at: UnixSeconds,
   started_at: Nullable(UnixSeconds),
   result: Nullable(Outcome),
+  reason: Type.Union([Reason, Type.Null()], { description: 'why it waits, from the latest scheduling pass; null when not PENDING (and until a pass has considered it)' }),
 }, { additionalProperties: false });
 export type Job = Static<typeof Job>;
 
@@ -100,6 +118,7 @@ export const JobSummary = Type.Object({
   submitted_at: UnixSeconds,
   started_at: Nullable(UnixSeconds),
   finished_at: Nullable(UnixSeconds),
+  reason: Type.Union([Reason, Type.Null()], { description: 'as in Job' }),
 }, { additionalProperties: false });
 export type JobSummary = Static<typeof JobSummary>;
 

@@ -19,3 +19,36 @@ t.test('PendingJobs counts the CPU-only jobs through every change', async (t) =>
   t.equal(p.cpuOnly, 0);
   t.same([...p.keys()], []);
 });
+
+t.test('a pending job reads its reason from the latest pass; null before any pass saw it and once it leaves', async (t) => {
+  const full = (id: number) => ({
+    id, owner: { uid: 1000, gid: 1000, name: 'alice' }, spec: { command: ['true'], cwd: '/', env: {}, name: 'x', count: 1 },
+    state: 'PENDING', devices: [], submitted_at: 1, started_at: null, result: null, reason: null,
+  }) as StoredJob;
+  const p = new PendingJobs();
+  const a = full(1);
+  p.set(1, a);
+  t.equal(a.reason, null, 'no pass has considered it yet');
+  const asked: number[] = [];
+  p.explain((j) => { asked.push(j.id); t.equal(j.owner, 'alice'); return { code: 'MaxRunning', message: '1 job running (limit 1)' }; });
+  t.same(a.reason, { code: 'MaxRunning', message: '1 job running (limit 1)' });
+  t.same(asked, [1], 'asked only when read');
+  const b = full(2);
+  p.set(2, b);
+  t.equal(b.reason, null, 'queued after the latest pass');
+  p.explain(() => ({ code: 'Resources', message: 'needs 1 nv device: nv:0 busy (not started by xlurm)' }));
+  t.equal(b.reason?.code, 'Resources');
+  t.equal(a.reason?.code, 'Resources', 'every pass replaces every reason');
+  const queued = [...p.values()];
+  p.clear();
+  for (const q of queued) p.set(q.id, q);
+  t.equal(a.reason?.code, 'Resources', 're-sorting the queue keeps the reasons');
+  p.delete(1);
+  a.state = 'RUNNING';
+  t.equal(a.reason, null, 'not pending: no reason');
+  a.state = 'PENDING';
+  p.set(1, a);
+  t.equal(a.reason, null, 'back in the queue (a start deferred): not considered since');
+  t.same(JSON.parse(JSON.stringify(b)).reason, { code: 'Resources', message: 'needs 1 nv device: nv:0 busy (not started by xlurm)' },
+    'the reason is an ordinary enumerable key');
+});

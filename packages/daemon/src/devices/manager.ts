@@ -5,7 +5,7 @@
  */
 import type { Device, DeviceView } from '@xlurm/protocol';
 import { KIND_LABEL } from '@xlurm/protocol';
-import { deviceKey } from '../scheduler/allocate';
+import { deviceKey } from '../scheduler/place';
 import type { Backend, ProbeResult } from './backend';
 
 export const POLL_INTERVAL_MS = 2000;

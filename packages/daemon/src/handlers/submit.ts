@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Submission } from '@xlurm/protocol';
-import { KIND_LABEL, XlurmError } from '@xlurm/protocol';
-import { allocate, poolsWithIds } from '../scheduler/allocate';
+import { XlurmError, checkRequest, requestOf } from '@xlurm/protocol';
+import { checkPlaceable } from '../scheduler/place';
 import { accountFor } from '../accounts';
 import type { Handler } from './types';
 
@@ -26,12 +26,9 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
   const account = accountFor(caller.uid);
   if (!account) throw new XlurmError('NO_ACCOUNT', `no local account for UID ${caller.uid}`);
   if (spec.command.length === 0 && typeof spec.script !== 'string') throw new XlurmError('EMPTY_COMMAND', 'empty command');
-  if (spec.time_limit === 0) invalid('time-limit must be positive');
-  if (spec.exclude_ids && spec.device_ids) invalid('-x cannot be combined with -i');
-  if (spec.device_ids) {
-    if (new Set(spec.device_ids).size !== spec.device_ids.length) invalid('device IDs must not contain duplicates');
-    if (spec.count !== spec.device_ids.length) invalid('-g count must match the number of -i device IDs');
-  }
+  const request = requestOf(spec);
+  const bad = checkRequest(request); // the same check, and words, as the CLI's
+  if (bad) throw new XlurmError(bad.code, bad.message);
   checkRepresentable(spec);
   // Existence only: the job's own (already unprivileged) child enters it, so
   // the daemon never acts inside a user-controlled path with root rights.
@@ -45,23 +42,8 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
     ...(spec.exclude_ids ? { exclude_ids: spec.exclude_ids } : {}),
     kind: spec.kind ?? null, time_limit: spec.time_limit ?? null, script: spec.script ?? null,
   };
-  if (normalized.count > 0) {
-    const inv = core.devices.inventory;
-    if (normalized.device_ids && !normalized.kind) {
-      const pools = poolsWithIds(normalized.device_ids, inv);
-      if (pools.length > 1) {
-        const ids = normalized.device_ids;
-        const which = ids.length === 1 ? `device ID ${ids[0]} exists` : `device IDs ${ids.join(',')} exist`;
-        const labels = pools.map((k) => KIND_LABEL[k]);
-        throw new XlurmError('INVALID_ARGUMENT',
-          `${which} in several vendors (${labels.join(', ')}); choose one with --device, e.g. --device ${labels[0]}`);
-      }
-    }
-    const req = { count: normalized.count, kind: normalized.kind ?? null, deviceIds: normalized.device_ids, excludeIds: normalized.exclude_ids };
-    if (!allocate(req, inv, (d) => core.devices.isEnabled(d))) {
-      throw new XlurmError('INFEASIBLE', `requested ${normalized.count} device(s), but no matching pool has enough devices`);
-    }
-  }
+  const unplaceable = checkPlaceable(request, core.devices.inventory, (d) => core.devices.isEnabled(d));
+  if (unplaceable) throw new XlurmError(unplaceable.code, unplaceable.message);
   // Acknowledged only once committed (group commit with the other submits of this turn).
   return core.submit({ uid: caller.uid, gid: caller.gid, name: account.name }, normalized);
 };

@@ -48,6 +48,7 @@ export function rowToJob(r: Row): StoredJob {
     started_at: r.started_at,
     result: outcome(r),
     stepdPid: r.stepd_pid,
+    reason: null, // a pending job's comes from the scheduling pass (PendingJobs), never from disk
   };
 }
 
@@ -55,24 +56,24 @@ function rowToSummary(r: Row): JobSummary {
   const s: JobSummary = {
     id: r.id, owner: owner(r), name: r.name, state: r.state as JobState, count: r.count,
     kind: r.kind as JobSummary['kind'], devices: JSON.parse(r.devices) as Device[],
-    submitted_at: r.submitted_at, started_at: r.started_at, finished_at: r.finished_at,
+    submitted_at: r.submitted_at, started_at: r.started_at, finished_at: r.finished_at, reason: null,
   };
   if (r.device_ids !== null) {
     // keep the spec's key order: device_ids sits between count and kind
     return {
       id: s.id, owner: s.owner, name: s.name, state: s.state, count: s.count,
       device_ids: JSON.parse(r.device_ids) as number[], kind: s.kind, devices: s.devices,
-      submitted_at: s.submitted_at, started_at: s.started_at, finished_at: s.finished_at,
+      submitted_at: s.submitted_at, started_at: s.started_at, finished_at: s.finished_at, reason: null,
     };
   }
   return s;
 }
 
-/** Wire form of a job (drops daemon bookkeeping). */
+/** Wire form of a job (drops daemon bookkeeping; a pending job's reason as of the latest pass). */
 export function toWireJob(j: StoredJob): Job {
   return {
     id: j.id, owner: j.owner, spec: j.spec, state: j.state, devices: j.devices,
-    submitted_at: j.submitted_at, started_at: j.started_at, result: j.result,
+    submitted_at: j.submitted_at, started_at: j.started_at, result: j.result, reason: j.reason,
   };
 }
 
@@ -81,7 +82,7 @@ export function toSummary(j: Job): JobSummary {
   const base = { id: j.id, owner: j.owner, name: j.spec.name, state: j.state, count: j.spec.count };
   const tail = {
     kind: j.spec.kind ?? null, devices: j.devices, submitted_at: j.submitted_at,
-    started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null,
+    started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null, reason: j.reason,
   };
   return j.spec.device_ids !== undefined ? { ...base, device_ids: j.spec.device_ids, ...tail } : { ...base, ...tail };
 }
@@ -361,7 +362,7 @@ export class Store {
       }
       throw storageError(e);
     }
-    return { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, stepdPid: null };
+    return { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, stepdPid: null, reason: null };
   }
 
   get(id: number): StoredJob | undefined {

@@ -1,44 +1,31 @@
+// The pipeline: decisions of a pass (order → admit → place) and the reason of every job it did not start.
 import t from 'tap';
 import type { Device } from '@xlurm/protocol';
-import { allocate, deviceKey } from '../../../../packages/daemon/src/scheduler/allocate';
-import { schedule } from '../../../../packages/daemon/src/scheduler/schedule';
+import { deviceKey, type DeviceBlock } from '../../../../packages/daemon/src/scheduler/place';
+import { schedule, type PendingJob } from '../../../../packages/daemon/src/scheduler/schedule';
 
 const dev = (kind: Device['kind'], id: number): Device => ({ kind, id, name: `${kind} ${id}`, visible: `${kind}-${id}`, npu: null, chip: null });
 const inv = [dev('nvidia', 0), dev('nvidia', 1), dev('nvidia', 2), dev('nvidia', 3), dev('ascend', 0), dev('ascend', 1), dev('metax', 3)];
 const allFree = new Set(inv.map(deviceKey));
-
-t.test('allocation takes the first free devices of the first vendor that fits, never mixing', async (t) => {
-  t.same(allocate({ count: 2, kind: null }, inv, () => true)!.map(deviceKey), ['nvidia:0', 'nvidia:1']);
-  t.same(allocate({ count: 2, kind: null }, inv, (d) => !(d.kind === 'nvidia' && d.id < 3))!.map(deviceKey), ['ascend:0', 'ascend:1']);
-  t.equal(allocate({ count: 3, kind: null }, inv, (d) => d.kind !== 'nvidia' || d.id > 1), null, 'no mixing of vendors');
-  t.same(allocate({ count: 1, kind: 'ascend' }, inv, () => true)!.map(deviceKey), ['ascend:0']);
-  t.same(allocate({ count: 0, kind: null }, inv, () => false), []);
-  t.equal(allocate({ count: 5, kind: null }, inv, () => true), null);
-});
-
-t.test('-i takes exactly the ids in the given order, within one pool', async (t) => {
-  t.same(allocate({ count: 2, kind: null, deviceIds: [3, 2] }, inv, () => true)!.map(deviceKey), ['nvidia:3', 'nvidia:2']);
-  t.equal(allocate({ count: 2, kind: null, deviceIds: [3, 2] }, inv, (d) => d.id !== 2), null, 'waits for every id');
-  t.same(allocate({ count: 1, kind: 'metax', deviceIds: [3] }, inv, () => true)!.map(deviceKey), ['metax:3']);
-  t.equal(allocate({ count: 1, kind: 'ascend', deviceIds: [3] }, inv, () => true), null);
-});
+/** A pending job asking for `count` devices (any vendor unless given). */
+const job = (id: number, count: number, more: Partial<PendingJob> = {}): PendingJob => ({ id, count, kind: null, timeLimit: null, ...more });
 
 t.test('a pass respects max-running, submission order, and lets small jobs overtake a blocked one', async (t) => {
   const free = new Set(['nvidia:0', 'nvidia:1']);
   const d = schedule({
-    pending: [{ id: 1, count: 4, kind: null }, { id: 2, count: 1, kind: null }, { id: 3, count: 0, kind: null }, { id: 4, count: 1, kind: null }, { id: 5, count: 1, kind: null }],
+    pending: [job(1, 4), job(2, 1), job(3, 0), job(4, 1), job(5, 1)],
     running: 0, maxRunning: 10, inventory: inv, free,
-  });
+  }).decisions;
   t.same(d.map((x) => [x.id, x.devices.map(deviceKey)]), [[2, ['nvidia:0']], [3, []], [4, ['nvidia:1']]]);
-  const limited = schedule({ pending: [{ id: 1, count: 0, kind: null }, { id: 2, count: 0, kind: null }], running: 1, maxRunning: 2, inventory: inv, free: allFree });
+  const limited = schedule({ pending: [job(1, 0), job(2, 0)], running: 1, maxRunning: 2, inventory: inv, free: allFree }).decisions;
   t.same(limited.map((x) => x.id), [1]);
-  t.same(schedule({ pending: [{ id: 1, count: 0, kind: null }], running: 2, maxRunning: 2, inventory: inv, free: allFree }), []);
+  t.same(schedule({ pending: [job(1, 0)], running: 2, maxRunning: 2, inventory: inv, free: allFree }).decisions, []);
 });
 
 t.test('a pass over 10k pending jobs with 8 devices stays linear', async (t) => {
   const gpus = Array.from({ length: 8 }, (_, i) => dev('nvidia', i));
-  const pending = Array.from({ length: 10000 }, (_, i) => ({ id: i + 1, count: 1 + (i % 3), kind: null }));
-  const d = schedule({ pending, running: 0, maxRunning: 32, inventory: gpus, free: new Set(gpus.map(deviceKey)) });
+  const pending = Array.from({ length: 10000 }, (_, i) => job(i + 1, 1 + (i % 3)));
+  const d = schedule({ pending, running: 0, maxRunning: 32, inventory: gpus, free: new Set(gpus.map(deviceKey)) }).decisions;
   t.ok(d.length > 0 && d.length <= 8);
   const used = d.flatMap((x) => x.devices.map(deviceKey));
   t.equal(new Set(used).size, used.length, 'no device twice');
@@ -49,37 +36,97 @@ t.test('jobs larger than any pool has free are skipped, per vendor, as devices a
   const free = new Set(['nvidia:0', 'nvidia:1', 'ascend:0', 'ascend:1', 'metax:3']);
   const d = schedule({
     pending: [
-      { id: 1, count: 3, kind: null },          // no pool has 3 free
-      { id: 2, count: 2, kind: 'ascend' },      // ascend has 2
-      { id: 3, count: 1, kind: 'ascend' },      // ascend now has 0
-      { id: 4, count: 2, kind: null },          // nvidia still has 2
-      { id: 5, count: 1, kind: null },          // only metax is left
-      { id: 6, count: 2, kind: 'nvidia', deviceIds: [0, 1] }, // taken meanwhile
+      job(1, 3),                                          // no pool has 3 free
+      job(2, 2, { kind: 'ascend' }),                      // ascend has 2
+      job(3, 1, { kind: 'ascend' }),                      // ascend now has 0
+      job(4, 2),                                          // nvidia still has 2
+      job(5, 1),                                          // only metax is left
+      job(6, 2, { kind: 'nvidia', deviceIds: [0, 1] }),   // taken meanwhile
     ],
     running: 0, maxRunning: 10, inventory: inv, free,
-  });
+  }).decisions;
   t.same(d.map((x) => [x.id, x.devices.map(deviceKey)]), [[2, ['ascend:0', 'ascend:1']], [4, ['nvidia:0', 'nvidia:1']], [5, ['metax:3']]]);
 });
 
 t.test('a pass stops walking the queue once no device is free and no CPU-only job is left', async (t) => {
   const two = new Set(['nvidia:0', 'nvidia:1']);
-  const counting = (jobs: Array<{ id: number; count: number; kind: null }>) => {
+  const counting = (jobs: PendingJob[]) => {
     let pulled = 0;
     return { pulled: () => pulled, iter: { *[Symbol.iterator]() { for (const j of jobs) { pulled++; yield j; } } } };
   };
-  const gpuJobs = Array.from({ length: 1000 }, (_, i) => ({ id: i + 1, count: 1, kind: null }));
+  const gpuJobs = Array.from({ length: 1000 }, (_, i) => job(i + 1, 1));
   const a = counting(gpuJobs);
-  const d1 = schedule({ pending: a.iter, cpuOnlyPending: 0, running: 0, maxRunning: 32, inventory: inv, free: two });
+  const d1 = schedule({ pending: a.iter, cpuOnlyPending: 0, running: 0, maxRunning: 32, inventory: inv, free: two }).decisions;
   t.same(d1.map((d) => d.id), [1, 2]);
   t.equal(a.pulled(), 3, 'two started, the third shows nothing more can fit: the other 997 are not visited');
 
-  const withCpu = [...gpuJobs, { id: 1001, count: 0, kind: null }];
+  const withCpu = [...gpuJobs, job(1001, 0)];
   const b = counting(withCpu);
-  const d2 = schedule({ pending: b.iter, cpuOnlyPending: 1, running: 0, maxRunning: 32, inventory: inv, free: two });
+  const d2 = schedule({ pending: b.iter, cpuOnlyPending: 1, running: 0, maxRunning: 32, inventory: inv, free: two }).decisions;
   t.same(d2.map((d) => d.id), [1, 2, 1001], 'a CPU-only job further down still starts');
   t.equal(b.pulled(), 1001);
 
   const c = counting(gpuJobs);
   schedule({ pending: c.iter, running: 0, maxRunning: 32, inventory: inv, free: two });
   t.equal(c.pulled(), 1000, 'without the count the whole queue is walked (it may hold CPU-only jobs)');
+
+  const e = counting(gpuJobs);
+  const full = schedule({ pending: e.iter, running: 4, maxRunning: 4, inventory: inv, free: two });
+  t.same(full.decisions, []);
+  t.equal(e.pulled(), 0, 'every slot taken: no job is looked at');
+  t.same(full.reasonOf(gpuJobs[999]!), { code: 'MaxRunning', message: '4 jobs running (limit 4)' }, 'yet each has its reason');
+});
+
+t.test('reasons: a started job has none; the others are explained by the state the pass leaves', async (t) => {
+  const two = [dev('nvidia', 0), dev('nvidia', 1)];
+  const blocked = new Map<string, DeviceBlock>([['nvidia:1', { state: 'held', job: 12, owner: 'alice' }]]);
+  const jobs = [job(13, 2, { owner: 'bob' }), job(14, 1, { owner: 'carol' }), job(15, 1, { owner: 'dave' })];
+  const p = schedule({ pending: jobs, running: 1, maxRunning: 8, inventory: two, free: new Set(['nvidia:0']), blocked });
+  t.same(p.decisions.map((d) => d.id), [14]);
+  t.equal(p.reasonOf(jobs[1]!), null, 'started in this pass');
+  t.same(p.reasonOf(jobs[0]!), { code: 'Resources', message: 'needs 2 nv devices: nv:0 held by job 14 (carol), nv:1 held by job 12 (alice)' },
+    'the devices this pass gave away are named with their new holder');
+  t.same(p.reasonOf(jobs[2]!), { code: 'Resources', message: 'needs 1 nv device: nv:0 held by job 14 (carol), nv:1 held by job 12 (alice)' },
+    'a job the pass never reached');
+  t.equal(p.reasonOf(job(16, 1)), p.reasonOf(jobs[2]!), 'one reason object per request shape');
+});
+
+t.test('reasons: MaxRunning once the pass has filled the last slot, for every job it did not start', async (t) => {
+  const jobs = [job(1, 8), job(2, 1), job(3, 0), job(4, 1)];
+  const p = schedule({ pending: jobs, running: 0, maxRunning: 1, inventory: inv, free: allFree });
+  t.same(p.decisions.map((d) => d.id), [2]);
+  for (const j of [jobs[0]!, jobs[2]!, jobs[3]!]) t.same(p.reasonOf(j), { code: 'MaxRunning', message: '1 job running (limit 1)' }, `job ${j.id}`);
+});
+
+t.test('reasons: DevicesUnavailable when nothing it may use can be given', async (t) => {
+  const blocked = new Map<string, DeviceBlock>([
+    ['ascend:0', { state: 'excluded' }], ['ascend:1', { state: 'unknown' }],
+  ]);
+  const p = schedule({
+    pending: [job(1, 1, { kind: 'ascend' })], running: 0, maxRunning: 8, inventory: inv,
+    free: new Set(['nvidia:0']), blocked,
+  });
+  t.same(p.decisions, []);
+  t.same(p.reasonOf(job(1, 1, { kind: 'ascend' })), {
+    code: 'DevicesUnavailable', message: 'needs 1 asc device: asc:0 excluded by the administrator, asc:1 state unknown',
+  });
+});
+
+t.test('reasons are built only when asked, and never change the input', async (t) => {
+  let reads = 0;
+  const blocked = new Map<string, DeviceBlock>([['nvidia:1', { state: 'busy' }]]);
+  const counted = new Proxy(blocked, {
+    get(target, prop) { if (prop === 'get' || prop === Symbol.iterator || prop === 'entries') reads++; const v = Reflect.get(target, prop, target) as unknown; return typeof v === 'function' ? v.bind(target) : v; },
+  });
+  const free = new Set(['nvidia:0']);
+  const pending = Array.from({ length: 1000 }, (_, i) => job(i + 1, 2));
+  const p = schedule({ pending, cpuOnlyPending: 0, running: 0, maxRunning: 8, inventory: inv.slice(0, 2), free, blocked: counted });
+  t.equal(reads, 0, 'a pass reads no device causes');
+  const first = p.reasonOf(pending[0]!);
+  t.same(first, { code: 'Resources', message: 'needs 2 nv devices: nv:0 free, nv:1 busy (not started by xlurm)' });
+  const after = reads;
+  t.ok(pending.every((j) => p.reasonOf(j) === first), 'every job with that request shares it');
+  t.equal(reads, after, 'the same request is explained once');
+  t.same([...free], ['nvidia:0'], 'the free set is left as given');
+  t.same([...blocked.keys()], ['nvidia:1']);
 });

@@ -1,0 +1,18 @@
+/**
+ * The order step: who is considered first. Greedy today (docs/scheduling.md):
+ * submission order, which is id order, and the pending set is kept in that
+ * order, so a pass walks it lazily and may stop early. A policy that orders
+ * otherwise (priority, nice, fair share, size) sorts here and must keep
+ * `before` consistent with what it yields.
+ */
+import type { PendingJob } from './pending-job';
+
+/** The jobs in the order the pass considers them (`pending` is in submission order). */
+export function order<J extends PendingJob>(pending: Iterable<J>): Iterable<J> {
+  return pending;
+}
+
+/** Is `a` considered before `b`? (Submission order: the smaller id.) */
+export function before(a: PendingJob, b: PendingJob): boolean {
+  return a.id < b.id;
+}

@@ -1,0 +1,50 @@
+/**
+ * What a job asks for, defined once: the client checks it before sending,
+ * the daemon checks it again on receipt (a client may be old or hand-made),
+ * and the scheduler places it. Later requests (CPUs, memory, a share of a
+ * card, time policy) are added here, with their checks beside these.
+ *
+ * Types only from the schemas: the CLI loads this module on every start.
+ */
+import type { DeviceKind, Submission } from './schemas';
+
+export interface JobRequest {
+  /** Devices; 0 = a CPU-only job. */
+  count: number;
+  /** One vendor; null: the first vendor pool (in priority order) that fits. */
+  kind: DeviceKind | null;
+  /** `-i`: exactly these ids, in this order, within one vendor pool. */
+  deviceIds?: readonly number[];
+  /** `-x`: ids this job must not get, in every vendor. */
+  excludeIds?: readonly number[];
+  /** `-t`: seconds from launch; null: no limit. */
+  timeLimit: number | null;
+}
+
+/** The request of a submission as sent (`device_ids`/`exclude_ids` only when present). */
+export function requestOf(s: Submission): JobRequest {
+  const r: JobRequest = { count: s.count, kind: s.kind ?? null, timeLimit: s.time_limit ?? null };
+  if (s.device_ids !== undefined) r.deviceIds = s.device_ids;
+  if (s.exclude_ids !== undefined) r.excludeIds = s.exclude_ids;
+  return r;
+}
+
+/** A request refused before it reaches the queue: the daemon's error code and the message both sides print. */
+export interface RequestError { code: 'INVALID_ARGUMENT'; message: string }
+
+const invalid = (message: string): RequestError => ({ code: 'INVALID_ARGUMENT', message });
+
+/**
+ * The checks of a request that need no knowledge of the host, in the order of
+ * docs/behaviour.md (Submission checks): the first that fails, or null.
+ * Whether the host can ever hold it is the daemon's check (scheduler/place.ts).
+ */
+export function checkRequest(r: JobRequest): RequestError | null {
+  if (r.timeLimit === 0) return invalid('time-limit must be positive');
+  if (r.excludeIds && r.deviceIds) return invalid('-x cannot be combined with -i');
+  if (r.deviceIds) {
+    if (new Set(r.deviceIds).size !== r.deviceIds.length) return invalid('device IDs must not contain duplicates');
+    if (r.count !== r.deviceIds.length) return invalid('-g count must match the number of -i device IDs');
+  }
+  return null;
+}
