@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Install, upgrade or remove xlurm on this machine.
 #
-#   ./install.sh [--start] [--prefix DIR] [--env-file FILE] [--[no-]systemd] [--no-build]
-#                [--backend B] [--max-running N] [--retention D] [--exclude-device-ids L]
-#   ./install.sh --uninstall [--purge] [--prefix DIR] [--env-file FILE] [--[no-]systemd]
+#   ./install.sh [--start] [--prefix DIR] [--env-file FILE] [--config FILE] [--[no-]systemd]
+#                [--no-build] [--backend B] [--max-running N] [--retention D] [--exclude-device-ids L]
+#   ./install.sh --uninstall [--purge] [--prefix DIR] [--env-file FILE] [--config FILE] [--[no-]systemd]
 #
 # Installs the commands into PREFIX (default /usr/local) with man pages and
 # bash/zsh completions, creates the daemon settings file FILE (default
 # /etc/default/xlurm) once and never overwrites it (the daemon options above
-# only seed a new one), and where systemd runs (or with --systemd) installs and
+# only seed a new one; they win over the configuration file), creates the
+# commented configuration file (--config, default /etc/xlurm/xlurm.toml, or
+# xlurm.toml beside a settings file given with --env-file) once and never
+# overwrites it, and where systemd runs (or with --systemd) installs and
 # enables xlurm.service. --start starts the daemon: through systemd, or else
 # with `xlurm start` and the settings file.
 #
@@ -19,11 +22,14 @@
 # own files), and a re-run once the queue has drained restarts it.
 #
 # --uninstall stops the daemon (running jobs finish on their own) and removes
-# the programs, unit, completions and man pages; the state directory and the
-# settings file stay unless --purge (refused while a job is running).
+# the programs, unit, completions and man pages; the state directory, the
+# settings file and the configuration file stay unless --purge (refused while
+# a job is running).
 #
 # Environment: PREFIX, XLURM_HOME (state directory written into a new settings
-# file), XLURM_ENV_FILE, SYSTEMD_UNIT_DIR (default /etc/systemd/system), and
+# file), XLURM_ENV_FILE, XLURM_CONFIG (same as --config; a path other than
+# /etc/xlurm/xlurm.toml is written into a new settings file for the daemon),
+# SYSTEMD_UNIT_DIR (default /etc/systemd/system), and
 # XLURM_INSTALL_SKIP_BUILD=1 (same as --no-build: install what this checkout
 # has already built). Builds with npm ci + npm run build, downloading nothing
 # beyond npm packages. Never calls sudo: run it as root for a system install.
@@ -36,6 +42,8 @@ die() { echo "install.sh: $*" >&2; exit 1; }
 
 PREFIX=${PREFIX:-/usr/local}
 ENV_FILE=${XLURM_ENV_FILE:-/etc/default/xlurm}
+CONFIG_FILE=${XLURM_CONFIG:-}
+DEFAULT_CONFIG=/etc/xlurm/xlurm.toml
 UNIT_DIR=${SYSTEMD_UNIT_DIR:-/etc/systemd/system}
 MODE=install
 START=0
@@ -63,6 +71,8 @@ while [ $# -gt 0 ]; do
     --prefix=*) PREFIX=${1#*=} ;;
     --env-file) [ $# -ge 2 ] || die "--env-file needs a value"; ENV_FILE=$2; shift ;;
     --env-file=*) ENV_FILE=${1#*=} ;;
+    --config) [ $# -ge 2 ] || die "--config needs a value"; CONFIG_FILE=$2; shift ;;
+    --config=*) CONFIG_FILE=${1#*=} ;;
     --backend) SEED_BACKEND=$(value "$@"); SEEDED=1; shift ;;
     --max-running) SEED_MAX=$(value "$@"); SEEDED=1; shift ;;
     --retention) SEED_RETENTION=$(value "$@"); SEEDED=1; shift ;;
@@ -73,10 +83,16 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ "$PURGE" = 0 ] || [ "$MODE" = uninstall ] || die "--purge only goes with --uninstall"
-for p in "$PREFIX" "$ENV_FILE"; do
+# The configuration file goes with the settings file: the system's place for
+# the system's settings file, beside any other one (a staged or test install).
+if [ -z "$CONFIG_FILE" ]; then
+  if [ "$ENV_FILE" = /etc/default/xlurm ]; then CONFIG_FILE=$DEFAULT_CONFIG; else CONFIG_FILE="$(dirname "$ENV_FILE")/xlurm.toml"; fi
+fi
+for p in "$PREFIX" "$ENV_FILE" "$CONFIG_FILE"; do
   [[ $p != *[[:space:]\"\'\$\\]* ]] || die "paths with spaces, quotes, \$ or \\ are not supported: '$p'"
 done
 [[ $ENV_FILE == /* ]] || die "--env-file must be an absolute path: $ENV_FILE"
+[[ $CONFIG_FILE == /* ]] || die "--config must be an absolute path: $CONFIG_FILE"
 
 umask 022
 src=$(cd "$(dirname "$0")" && pwd)
@@ -187,10 +203,10 @@ uninstall() {
     if [ -e "$home/xlurm.db" ] || [ -e "$home/daemon.lock" ] || [ -d "$home/jobs" ]; then
       [ "$home" != / ] && rm -rf "$home"
     fi
-    rm -f "$ENV_FILE"
-    echo "Removed xlurm from $PREFIX, its state directory $home and its settings $ENV_FILE"
+    rm -f "$ENV_FILE" "$CONFIG_FILE"
+    echo "Removed xlurm from $PREFIX, its state directory $home and its settings $ENV_FILE and $CONFIG_FILE"
   else
-    echo "Removed xlurm from $PREFIX; kept the state directory $home and the settings $ENV_FILE (--purge removes them)"
+    echo "Removed xlurm from $PREFIX; kept the state directory $home and the settings $ENV_FILE and $CONFIG_FILE (--purge removes them)"
   fi
 }
 
@@ -268,13 +284,35 @@ if [ -e "$ENV_FILE" ]; then
 else
   new_home=${XLURM_HOME:-/var/lib/xlurm}
   [[ $new_home == /* && $new_home != *[[:space:]\"\'\$\\]* ]] || die "XLURM_HOME must be an absolute path without spaces or quotes: $new_home"
-  opts="--backend ${SEED_BACKEND:-auto} --max-running ${SEED_MAX:-32} --retention ${SEED_RETENTION:-7d}"
-  [ -z "$SEED_EXCLUDE" ] || opts="$opts --exclude-device-ids $SEED_EXCLUDE"
+  # Without daemon options, none: the configuration file has the settings.
+  opts=''
+  if [ "$SEEDED" = 1 ]; then
+    opts="--backend ${SEED_BACKEND:-auto} --max-running ${SEED_MAX:-32} --retention ${SEED_RETENTION:-7d}"
+    [ -z "$SEED_EXCLUDE" ] || opts="$opts --exclude-device-ids $SEED_EXCLUDE"
+  fi
+  # Another configuration file than the daemon's default is named for it.
+  config_line="#XLURM_CONFIG=$DEFAULT_CONFIG"
+  [ "$CONFIG_FILE" = "$DEFAULT_CONFIG" ] || config_line="XLURM_CONFIG=$CONFIG_FILE"
   mkdir -p "$(dirname "$ENV_FILE")"
-  sed -e "s|@XLURM_HOME@|$new_home|" -e "s|@XLURM_DAEMON_OPTS@|$opts|" packaging/xlurm.default > "$ENV_FILE.new.$$"
+  sed -e "s|@XLURM_HOME@|$new_home|" -e "s|@XLURM_DAEMON_OPTS@|$opts|" -e "s|^#XLURM_CONFIG=$DEFAULT_CONFIG\$|$config_line|" \
+    packaging/xlurm.default > "$ENV_FILE.new.$$"
   chmod 0644 "$ENV_FILE.new.$$"
   mv "$ENV_FILE.new.$$" "$ENV_FILE"
   env_note="created"
+fi
+# The configuration file: created once, commented out (every key at its
+# default), never overwritten.
+if [ -e "$CONFIG_FILE" ]; then
+  config_note="kept"
+else
+  mkdir -p "$(dirname "$CONFIG_FILE")"
+  sed -e "s|@ENV_FILE@|$ENV_FILE|" packaging/xlurm.toml > "$CONFIG_FILE.new.$$"
+  chmod 0644 "$CONFIG_FILE.new.$$"
+  mv "$CONFIG_FILE.new.$$" "$CONFIG_FILE"
+  config_note="created"
+fi
+if [ "$CONFIG_FILE" != "$DEFAULT_CONFIG" ] && ! grep -qs "^XLURM_CONFIG=$CONFIG_FILE\$" "$ENV_FILE"; then
+  echo "install.sh: the daemon reads $DEFAULT_CONFIG unless told otherwise: add XLURM_CONFIG=$CONFIG_FILE to $ENV_FILE" >&2
 fi
 home=$(state_home)
 
@@ -291,6 +329,7 @@ cp "$share"/man/man1/*.1 "$PREFIX/share/man/man1/"
 cp -P "$share"/bash-completion/completions/* "$PREFIX/share/bash-completion/completions/"
 cp "$share/zsh/site-functions/_xlurm" "$PREFIX/share/zsh/site-functions/"
 echo "Installed xlurm $version into $PREFIX (commands in $PREFIX/bin); settings $ENV_FILE ($env_note); state $home"
+echo "Configuration file $CONFIG_FILE ($config_note): check a change with xlurm config check, apply it with xlurm reload"
 
 if [ "$USE_SYSTEMD" = 1 ]; then
   mkdir -p "$UNIT_DIR"

@@ -22,6 +22,8 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-inst-'));
 const prefix = path.join(dir, 'prefix');
 const home = path.join(dir, 'home');
 const envFile = path.join(dir, 'etc', 'default', 'xlurm');
+/** Beside a settings file given with XLURM_ENV_FILE, never the host's /etc/xlurm/xlurm.toml. */
+const configFile = path.join(dir, 'etc', 'default', 'xlurm.toml');
 const link = path.join(prefix, 'lib', 'xlurm');
 const socket = path.join(home, 'xlurm.sock');
 const markers = { a: path.join(dir, 'go-a'), c: path.join(dir, 'go-c') };
@@ -95,6 +97,14 @@ t.test('fresh install: commands, man pages, completions, settings, unit, started
   t.match(settings, new RegExp(`^XLURM_HOME=${home}$`, 'm'));
   t.match(settings, /^XLURM_DAEMON_OPTS="--backend none --max-running 1 --retention 7d"$/m, 'seeded from the install options');
   t.equal(fs.statSync(envFile).mode & 0o777, 0o644);
+  t.match(settings, new RegExp(`^XLURM_CONFIG=${configFile}$`, 'm'), 'the daemon is told where its configuration file is');
+  t.match(r.stdout, `Configuration file ${configFile} (created)`);
+  const config = fs.readFileSync(configFile, 'utf8');
+  t.match(config, /^\[daemon\]\n(?:#.*\n|\n)*#backend = "auto"$/m, 'every key commented out, at its default');
+  t.match(config, /^#max_running = 32$/m);
+  t.equal(fs.statSync(configFile).mode & 0o777, 0o644);
+  const check = await cli('xlurm', ['config', 'check', configFile]);
+  t.same([check.code, check.stdout], [0, `${configFile}: ok\n`], 'the installed file is valid');
 
   const unitFile = path.join(link, 'share', 'systemd', 'xlurm.service');
   const unit = fs.readFileSync(unitFile, 'utf8');
@@ -112,6 +122,8 @@ t.test('fresh install: commands, man pages, completions, settings, unit, started
   const st = await status();
   t.equal(st.backend, 'none', 'the daemon runs with the settings file');
   t.equal(st.max_running, 1);
+  const shown = JSON.parse((await cli('xlurm', ['config', 'show', '--json'])).stdout);
+  t.same([shown.file, shown.found], [configFile, true], 'and reads the installed configuration file');
   t.ok(runsFrom(st.pid, link), 'from the installed release');
   const run = await cli('xrun', ['-g', '0', 'echo', 'hello']);
   t.equal(run.code, 0, run.stderr);
@@ -123,6 +135,8 @@ t.test('fresh install: commands, man pages, completions, settings, unit, started
 t.test('re-run while a job runs: new files, but the daemon and its jobs are left alone', async (t) => {
   fs.appendFileSync(envFile, '# a local note\n');
   const settings = fs.readFileSync(envFile, 'utf8');
+  fs.appendFileSync(configFile, '# a local note\n');
+  const config = fs.readFileSync(configFile, 'utf8');
   jobA = await batch(`echo A started; ${waitMarker(markers.a)}; echo A done`);
   await waitFor(async () => (await stateOf(jobA)) === 'RUNNING', { what: 'job A running' });
   jobB = await batch('echo B');
@@ -141,6 +155,8 @@ t.test('re-run while a job runs: new files, but the daemon and its jobs are left
   t.ok(fs.existsSync(path.join(prefix, 'lib', release0)), 'the running daemon\'s release stays');
   t.ok(runsFrom(pid0, path.join(prefix, 'lib', release0)), 'and the daemon still runs from it');
   t.equal(fs.readFileSync(envFile, 'utf8'), settings, 'the settings file is never overwritten');
+  t.equal(fs.readFileSync(configFile, 'utf8'), config, 'nor the configuration file');
+  t.match(r.stdout, `Configuration file ${configFile} (kept)`);
   t.equal(await stateOf(jobA), 'RUNNING');
   t.equal(await stateOf(jobB), 'PENDING');
 
@@ -190,6 +206,7 @@ t.test('--uninstall stops the daemon and removes the programs; state, settings a
   t.notOk(fs.existsSync(path.join(prefix, 'lib', 'xlurm-releases')));
   t.ok(fs.existsSync(path.join(home, 'xlurm.db')), 'the queue stays');
   t.ok(fs.existsSync(envFile), 'the settings stay');
+  t.ok(fs.existsSync(configFile), 'the configuration file stays');
 
   const purge = await install(['--uninstall', '--purge', '--no-systemd']);
   t.equal(purge.code, 1, 'no purge while a job runs');
@@ -208,4 +225,5 @@ t.test('--purge also removes the state directory and the settings', async (t) =>
   t.match(r.stdout, `Removed xlurm from ${prefix}, its state directory ${home} and its settings ${envFile}`);
   t.notOk(fs.existsSync(home));
   t.notOk(fs.existsSync(envFile));
+  t.notOk(fs.existsSync(configFile));
 });

@@ -105,7 +105,8 @@ t.test('the settings file reads the same in systemd and sh', async (t) => {
 });
 
 t.test('a daemon started as the unit does: SIGTERM to it alone leaves the job running, the next one adopts it', async (t) => {
-  const env = { PATH: SYSTEMD_PATH, LANG: 'C.UTF-8', ...parseEnvironmentFile(fs.readFileSync(envFile, 'utf8')) };
+  // XLURM_CONFIG: never the host's /etc/xlurm/xlurm.toml (the settings file leaves it commented out).
+  const env = { PATH: SYSTEMD_PATH, LANG: 'C.UTF-8', XLURM_CONFIG: '/dev/null', ...parseEnvironmentFile(fs.readFileSync(envFile, 'utf8')) };
   const argv = execStart(settings['Service.ExecStart']!, env);
   t.same(argv, [process.execPath, path.join(prefix, 'bin', 'xlurm'), 'daemon', '--backend', 'none', '--max-running', '4', '--retention', '1d']);
 
