@@ -1,6 +1,6 @@
 /* The job's result file: one line of compact JSON,
  *   {"state":"COMPLETED","exit_code":0,"finished_at":1700000000,"error":null}
- * written atomically (spec 7.3) so the daemon sees either no result or a whole one. */
+ * written atomically (docs/behaviour.md §7.3) so the daemon sees either no result or a whole one. */
 #include "job.h"
 
 #include <errno.h>
@@ -171,10 +171,11 @@ int result_write(const char *path, enum job_state state, int exit_code, const ch
     memcpy(p, "}\n", 2);
     p += 2;
 
-    /* Temp name per spec 7.3: <path-without-ext>.tmp.<pid> (jobs/7.result -> jobs/7.tmp.<pid>),
-     * the pattern retention cleanup removes. O_EXCL + O_NOFOLLOW: never write through
-     * something already there (a stale file from an earlier process with our pid is removed
-     * once and the create retried). */
+    /* Temp name <path-without-ext>.tmp.<pid> (jobs/7.result -> jobs/7.tmp.<pid>;
+     * docs/behaviour.md §7.3): the name jobPaths().temp makes in packages/protocol/src/paths.ts,
+     * which retention removes; test/unit/daemon/runner/job-files.ts fails if the two differ.
+     * O_EXCL + O_NOFOLLOW: never write through something already there (a stale file from an
+     * earlier process with our pid is removed once and the create retried). */
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;
     const char *dot = strrchr(name, '.');

@@ -1,5 +1,5 @@
 /**
- * `xlurm clean` (spec 2.2.5): offline removal of job logs and daemon.log.
+ * `xlurm clean` (docs/behaviour.md §2.2.5): offline removal of job logs and daemon.log.
  * State, results and history stay.
  */
 import * as fs from 'node:fs';
@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { XlurmError, initStateDir, statePaths } from '@xlurm/protocol';
 import { flockExclusive } from '@xlurm/native';
+import { isJobLog } from './runner/job-files';
 
 export function clean(home: string, out: (line: string) => void): void {
   initStateDir(home);
@@ -28,8 +29,7 @@ export function clean(home: string, out: (line: string) => void): void {
     }
     let removed = 0;
     for (const name of fs.readdirSync(p.jobs)) {
-      const dot = name.indexOf('.');
-      if (dot <= 0 || name.slice(dot + 1) !== 'log' || !/^\d+$/.test(name.slice(0, dot))) continue;
+      if (!isJobLog(name)) continue;
       try {
         fs.unlinkSync(path.join(p.jobs, name));
         removed++;

@@ -333,17 +333,6 @@ export class Core {
   }
 
   /**
-   * A job's supervisor was spawned. Its pid is kept in memory only: a database
-   * write per start cost a commit and a WAL sync of its own, racing the job's
-   * start-up for the CPU, and nothing reads it back (a restarted daemon finds
-   * supervisors through their locks).
-   */
-  spawned(id: number, pid: number): void {
-    const j = this.running.get(id);
-    if (j) j.stepdPid = pid;
-  }
-
-  /**
    * A committed start whose supervisor could not be spawned for a passing
    * reason (nothing ran): back to PENDING in submission order, tried again
    * shortly. If even that cannot be written, the job fails as before.
@@ -362,7 +351,6 @@ export class Core {
     j.state = 'PENDING';
     j.devices = [];
     j.started_at = null;
-    j.stepdPid = null;
     const queued = [j, ...this.pending.values()].sort((x, y) => x.id - y.id);
     this.pending.clear();
     for (const q of queued) this.pending.set(q.id, q);
@@ -396,7 +384,6 @@ export class Core {
     this.pending.delete(id);
     j.state = o.state;
     j.result = o;
-    j.stepdPid = null;
     this.deviceManager.release(j.devices);
     this.scheduleSoon();
     // Followers learn the result once it is on disk (a failed sync is logged

@@ -71,7 +71,6 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   const runner = new Runner(home, stepdPath(), euid === 0, {
     finished: (id, o) => core.complete(id, o),
     deferred: (id, reason) => core.deferStart(id, reason),
-    spawned: (id, pid) => core.spawned(id, pid),
   }, logLine, () => core.now());
   core = new Core(home, cfg, store, devices, runner, euid, logLine);
   // A missing lock file proves "never spawned" only within one boot: after a

@@ -12,7 +12,7 @@ function job(id: number): StoredJob {
   return {
     id, owner: { uid: process.getuid!(), gid: process.getgid!(), name: 'me' },
     spec: { command: ['true'], cwd: '/', env: {}, name: 'true', count: 0, kind: null, time_limit: null, script: null },
-    state: 'RUNNING', devices: [], submitted_at: 1, started_at: 1, result: null, stepdPid: null,
+    state: 'RUNNING', devices: [], submitted_at: 1, started_at: 1, result: null, reason: null,
   };
 }
 
@@ -23,7 +23,6 @@ t.test('a supervisor that cannot be spawned fails the job; the daemon does not c
     const runner = new Runner(home, path.join(home, 'no-such-stepd'), false, {
       finished: (id: number, o: Outcome) => { events.push(['finished', id, o]); resolve(); },
       deferred: (id: number, why: string) => { events.push(['deferred', id, why]); resolve(); },
-      spawned: (id: number) => { events.push(['spawned', id, null]); },
     }, () => undefined, () => 42);
     runner.launch(job(7));
   });
@@ -42,7 +41,6 @@ t.test('a spawn that fails for lack of descriptors does not crash the daemon', a
   const runner = new Runner(home, stepdPath(), false, {
     finished: (id: number, o: Outcome) => { events.push(['finished', id, o]); resolve(); },
     deferred: (id: number, why: string) => { events.push(['deferred', id, why]); resolve(); },
-    spawned: (id: number) => { events.push(['spawned', id, null]); },
   }, () => undefined, () => 42);
   // Room for the lock and the log, none for the supervisor's pipes.
   const release = exhaustDescriptors(2);
@@ -64,7 +62,6 @@ function recordingRunner(home: string, stepd: string) {
   const runner = new Runner(home, stepd, false, {
     finished: (id: number, o: Outcome) => { events.push(['finished', id, o]); },
     deferred: (id: number, why: string) => { events.push(['deferred', id, why]); },
-    spawned: (id: number) => { events.push(['spawned', id, null]); },
   }, (m) => logs.push(m), () => 42);
   const next = (kind: string, id: number) => waitFor(() => events.find((e) => e[0] === kind && e[1] === id), { what: `${kind} ${id}` });
   return { runner, events, logs, next };
@@ -74,7 +71,7 @@ t.test('without memfd the spec goes through an unlinked file, and the job runs',
   const home = t.testdir({ jobs: {} });
   const { runner, next } = recordingRunner(home, stepdPath());
   t.teardown(() => runner.stop());
-  (runner as unknown as { memfdWorks: boolean }).memfdWorks = false; // as after an ENOSYS
+  (runner as unknown as { files: { memfdWorks: boolean } }).files.memfdWorks = false; // as after an ENOSYS
   runner.launch(job(9));
   const [, , outcome] = await next('finished', 9);
   t.match(outcome, { state: 'COMPLETED', exit_code: 0 });

@@ -1,5 +1,5 @@
 /**
- * A job's environment (spec 6.3): exactly the submitted environment, then
+ * A job's environment (docs/behaviour.md §6.3): exactly the submitted environment, then
  * USER/LOGNAME, XLURM_JOB_ID, XLURM_SUBMIT_DIR and the visibility variables.
  * Nothing from the daemon's own environment leaks in.
  */

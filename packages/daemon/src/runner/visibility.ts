@@ -1,14 +1,9 @@
 /**
- * Device visibility variables (spec 6.4, 9.1). Every job gets every variable;
+ * Device visibility variables (docs/behaviour.md §6.4, §9.1). Every job gets every variable;
  * one with no allocated device of its kind is `-1`. Advisory only: nothing
  * stops a process from opening other devices (see docs/security.md).
  */
 import type { Device } from '@xlurm/protocol';
-
-export const VISIBILITY_VARS = [
-  'CUDA_VISIBLE_DEVICES', 'ASCEND_RT_VISIBLE_DEVICES', 'MUSA_VISIBLE_DEVICES', 'MTHREADS_VISIBLE_DEVICES',
-  'MACA_VISIBLE_DEVICES', 'HIP_VISIBLE_DEVICES', 'ROCR_VISIBLE_DEVICES',
-] as const;
 
 function list(values: readonly (string | number)[]): string { return values.length ? values.join(',') : '-1'; }
 

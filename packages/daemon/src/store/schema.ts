@@ -5,7 +5,6 @@
 export const MIGRATIONS: readonly string[] = [
   // 1: initial schema. AUTOINCREMENT (not plain rowid) so ids are never
   // reused, even after retention deletes the newest jobs (sqlite_sequence).
-  // stepd_pid is no longer written (the pid is kept in memory: Core.spawned).
   `CREATE TABLE jobs (
      id           INTEGER PRIMARY KEY AUTOINCREMENT,
      owner_uid    INTEGER NOT NULL,
@@ -29,6 +28,10 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX jobs_expiry ON jobs(finished_at) WHERE finished_at IS NOT NULL;
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
    INSERT INTO meta(key, value) VALUES ('application', 'xlurm');`,
+  // 2: stepd_pid goes: nothing read it back (a daemon finds supervisors
+  // through their locks, never through pids). DROP COLUMN needs SQLite 3.35;
+  // better-sqlite3 bundles a newer one.
+  `ALTER TABLE jobs DROP COLUMN stepd_pid;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -24,11 +24,11 @@ interface Row {
   id: number; owner_uid: number; owner_gid: number; owner_name: string; name: string;
   count: number; kind: string | null; device_ids: string | null; spec: string; state: string;
   devices: string; submitted_at: number; started_at: number | null; finished_at: number | null;
-  exit_code: number | null; error: string | null; stepd_pid: number | null;
+  exit_code: number | null; error: string | null;
 }
 
-/** A job as the daemon keeps it: the wire Job plus bookkeeping. */
-export interface StoredJob extends Job { stepdPid: number | null }
+/** A job as the daemon keeps it: the wire Job (plus whatever bookkeeping the daemon alone needs). */
+export interface StoredJob extends Job {}
 
 function owner(r: Row): Owner { return { uid: r.owner_uid, gid: r.owner_gid, name: r.owner_name }; }
 
@@ -47,7 +47,6 @@ export function rowToJob(r: Row): StoredJob {
     submitted_at: r.submitted_at,
     started_at: r.started_at,
     result: outcome(r),
-    stepdPid: r.stepd_pid,
     reason: null, // a pending job's comes from the scheduling pass (PendingJobs), never from disk
   };
 }
@@ -165,8 +164,8 @@ export class Store {
       get: db.prepare('SELECT * FROM jobs WHERE id = ?'),
       active: db.prepare(`SELECT * FROM jobs WHERE state IN ('PENDING', 'RUNNING') ORDER BY id`),
       start: db.prepare(`UPDATE jobs SET state = 'RUNNING', devices = ?, started_at = ? WHERE id = ? AND state = 'PENDING'`),
-      unstart: db.prepare(`UPDATE jobs SET state = 'PENDING', devices = '[]', started_at = NULL, stepd_pid = NULL WHERE id = ? AND state = 'RUNNING'`),
-      finish: db.prepare(`UPDATE jobs SET state = ?, exit_code = ?, finished_at = ?, error = ?, stepd_pid = NULL
+      unstart: db.prepare(`UPDATE jobs SET state = 'PENDING', devices = '[]', started_at = NULL WHERE id = ? AND state = 'RUNNING'`),
+      finish: db.prepare(`UPDATE jobs SET state = ?, exit_code = ?, finished_at = ?, error = ?
                           WHERE id = ? AND state IN ('PENDING', 'RUNNING')`),
       recent: db.prepare('SELECT * FROM jobs ORDER BY id DESC LIMIT ?'),
       all: db.prepare('SELECT * FROM jobs ORDER BY id'),
@@ -362,7 +361,7 @@ export class Store {
       }
       throw storageError(e);
     }
-    return { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, stepdPid: null, reason: null };
+    return { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, reason: null };
   }
 
   get(id: number): StoredJob | undefined {
