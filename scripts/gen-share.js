@@ -89,6 +89,7 @@ const PROSE = {
       ['sudo xlurm start \\-\\-backend nvidia \\-\\-max\\-running 8', 'start a daemon without systemd'],
       ['xlurm status', "the daemon's version, backend, uptime, exclusions and job counts"],
       ['sudo xlurm exclude 3', 'stop allocating device 3 (running jobs continue)'],
+      ['sudo xlurm reload', 'apply an edited /etc/xlurm/xlurm.toml (check it first: xlurm config check)'],
     ],
   },
   start: {
@@ -101,7 +102,7 @@ const PROSE = {
     description: ['Asks the daemon to exit (administrator). Running jobs continue; a later start adopts them. Under systemd, systemctl stop xlurm does the same.'],
   },
   restart: {
-    description: ['Stops the daemon, refused while any job is running, and starts a new one in the background with the options given here (the previous daemon\'s options are not remembered). Under systemd use systemctl restart xlurm, which keeps running jobs and reads /etc/default/xlurm.'],
+    description: ['Stops the daemon, refused while any job is running, and starts a new one in the background with the options given here and the configuration file (the previous daemon\'s options are not remembered). A configuration file with errors is reported before anything is stopped. Under systemd use systemctl restart xlurm, which keeps running jobs and reads /etc/default/xlurm.'],
   },
   clean: {
     description: ['Removes the job logs (jobs/<id>.log) and daemon.log while no daemon runs and no job is running. Job history stays.'],
@@ -114,6 +115,20 @@ const PROSE = {
   },
   include: {
     description: ['Makes excluded device ids available again (administrator).'],
+  },
+  config: {
+    description: [
+      'xlurm config check [FILE] validates a configuration file without changing anything and needs no daemon: by default the file the running daemon reads, else $XLURM_CONFIG, else /etc/xlurm/xlurm.toml. It prints "FILE: ok", or one line per problem, "xlurm: FILE:LINE: KEY: PROBLEM" (unknown keys, wrong types, keys that look like credentials, TOML syntax errors), and exits 1.',
+      'xlurm config show prints the settings the running daemon applies, as TOML (with \\-\\-json as JSON), marking those set by a command\\-line option, which win over the file. Any user may run it: the file holds no secrets.',
+    ],
+    exit: [['0', 'the file is valid (check), or the settings were shown'], ['1', 'the file has errors, or no daemon answers (show)'], ['2', 'invalid command line']],
+    examples: [
+      ['xlurm config check /etc/xlurm/xlurm.toml', 'check an edited file before reloading'],
+      ['xlurm config show \\-\\-json', 'the settings in force, for scripts'],
+    ],
+  },
+  reload: {
+    description: ['Makes the daemon read its configuration file again (administrator; also SIGHUP, or systemctl reload xlurm). A valid file applies to every later decision and prints "configuration reloaded"; running jobs are not touched, and options given when the daemon started still win. An invalid file changes nothing: its problems are printed and the exit status is 1. A change of daemon.backend is refused: restart the daemon when the queue is idle.'],
   },
   run: {
     description: [
@@ -172,6 +187,7 @@ const DAEMON_ENVIRONMENT = [
   ['XLURM_NVML_LIBRARY, XLURM_DCMI_LIBRARY, XLURM_MTML_LIBRARY, XLURM_MXSML_LIBRARY, XLURM_HGML_LIBRARY, XLURM_HCU_SMI_LIBRARY, XLURM_HCU_HEALTH_TOOL',
     "Absolute paths of the vendor management libraries (and HCU's health tool), read from the daemon's environment when it starts; an override disables the search. Under systemd they are set in /etc/default/xlurm."],
   ['XLURM_DAEMON_OPTS', 'In /etc/default/xlurm: the options the systemd unit (and install.sh \\-\\-start) passes to xlurm daemon.'],
+  ['XLURM_CONFIG', "The daemon's configuration file, read from the daemon's own environment (\\-\\-config wins); default /etc/xlurm/xlurm.toml. A named file must exist; a missing default file means every key has its default."],
 ];
 const FILES = [
   ['/var/lib/xlurm/xlurm.sock', 'the daemon\'s socket'],
@@ -179,6 +195,7 @@ const FILES = [
   ['/var/lib/xlurm/jobs/', 'job logs and results'],
   ['/var/lib/xlurm/daemon.log', 'the log of a daemon started with xlurm start (under systemd: journalctl \\-u xlurm)'],
   ['/etc/default/xlurm', 'daemon settings for the systemd unit and install.sh'],
+  ['/etc/xlurm/xlurm.toml', 'the daemon configuration file (TOML); see xlurm config and xlurm reload'],
 ];
 
 /** Text for roff: escape backslashes, hyphens and leading control characters. */
