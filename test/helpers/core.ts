@@ -14,6 +14,7 @@ import { parseDaemonArgs } from '../../packages/daemon/src/config/args';
 import { loadDaemonConfig } from '../../packages/daemon/src/config/daemon';
 import type { Backend, ProbeResult } from '../../packages/daemon/src/devices/backend';
 import { DeviceManager } from '../../packages/daemon/src/devices/manager';
+import type { Ctx, StreamOut } from '../../packages/daemon/src/handlers/types';
 import type { Prepared } from '../../packages/daemon/src/runner/runner';
 import { Store, type StoredJob } from '../../packages/daemon/src/store/store';
 import { waitFor } from './wait';
@@ -123,4 +124,27 @@ export function spec(over: Partial<Submission> = {}): Submission {
 /** Wait until Core has asked the runner to start job `id`. */
 export function startedBy(tc: TestCore, id: number): Promise<boolean> {
   return waitFor(() => tc.runner.started().includes(id), { what: `start of job ${id}`, timeout: 5000 });
+}
+
+/** A handler's context; `shutdowns()` counts the shutdownAfterReply calls. */
+export function ctxOf(core: Core, caller: Caller): Ctx & { shutdowns(): number } {
+  let n = 0;
+  return { core, caller, shutdownAfterReply: () => { n++; }, shutdowns: () => n };
+}
+
+/** A StreamOut that keeps every frame (raw bytes as text) until `close()`. */
+export function recordingOut(): StreamOut & { frames: Array<Record<string, unknown>>; close(): void } {
+  let closed = false;
+  let gone!: () => void;
+  const frames: Array<Record<string, unknown>> = [];
+  return {
+    frames,
+    get closed() { return closed; },
+    gone: new Promise<void>((r) => { gone = r; }),
+    send(msg: object, raw?: Buffer): Promise<void> {
+      frames.push(raw ? { ...msg, raw: raw.toString() } : { ...msg });
+      return Promise.resolve();
+    },
+    close() { closed = true; gone(); },
+  };
 }

@@ -1,4 +1,4 @@
 import { toWireJob } from '../store/store';
 import type { Handler } from './types';
 
-export const get: Handler<'get'> = ({ core, caller }, { id }) => toWireJob(core.jobFor(caller, id));
+export const get = (({ core, caller }, { id }) => toWireJob(core.jobFor(caller, id))) satisfies Handler<'get'>;

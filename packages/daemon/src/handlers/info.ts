@@ -1,3 +1,3 @@
 import type { Handler } from './types';
 
-export const info: Handler<'info'> = ({ core }) => core.devices.views();
+export const info = (({ core }) => core.devices.views()) satisfies Handler<'info'>;

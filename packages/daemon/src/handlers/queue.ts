@@ -7,7 +7,7 @@ import type { Handler } from './types';
  * `all: false` only active jobs, straight from memory; with a `limit` only
  * the newest rows, so the cost does not grow with history.
  */
-export const queue: Handler<'queue'> = ({ core }, args) => {
+export const queue = (({ core }, args) => {
   const limit = args.limit ?? Number.MAX_SAFE_INTEGER;
   if (args.all === false) {
     const active = core.activeJobs();
@@ -15,4 +15,4 @@ export const queue: Handler<'queue'> = ({ core }, args) => {
   }
   const rows: JobSummary[] = core.summaries(args.limit);
   return rows;
-};
+}) satisfies Handler<'queue'>;

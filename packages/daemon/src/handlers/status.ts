@@ -1,7 +1,7 @@
 import { PROTOCOL_VERSION, VERSION } from '@xlurm/protocol';
 import type { Handler } from './types';
 
-export const status: Handler<'status'> = ({ core }) => {
+export const status = (({ core }) => {
   const counts = core.counts();
   return {
     version: VERSION,
@@ -17,4 +17,4 @@ export const status: Handler<'status'> = ({ core }) => {
     excluded: core.excludedIds(),
     counts,
   };
-};
+}) satisfies Handler<'status'>;

@@ -2,8 +2,8 @@ import { requireAdmin } from './admin';
 import type { Handler } from './types';
 
 /** Reply first, then exit: running jobs continue under their supervisors. */
-export const stop: Handler<'stop'> = (ctx) => {
+export const stop = ((ctx) => {
   requireAdmin(ctx.core, ctx.caller, 'stop or restart the scheduler');
   ctx.shutdownAfterReply();
   return {};
-};
+}) satisfies Handler<'stop'>;

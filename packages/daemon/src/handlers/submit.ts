@@ -19,7 +19,7 @@ function checkRepresentable(s: Submission): void {
   }
 }
 
-export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
+export const submit = (({ core, caller }, spec) => {
   if (core.euid !== 0 && caller.uid !== core.euid) {
     throw new XlurmError('FOREIGN_USER', 'only a root daemon can run jobs for other users');
   }
@@ -46,4 +46,4 @@ export const submit: Handler<'submit'> = ({ core, caller }, spec) => {
   if (unplaceable) throw new XlurmError(unplaceable.code, unplaceable.message);
   // Acknowledged only once committed (group commit with the other submits of this turn).
   return core.submit({ uid: caller.uid, gid: caller.gid, name: account.name }, normalized);
-};
+}) satisfies Handler<'submit'>;

@@ -1,0 +1,20 @@
+// handlers/status.ts: the daemon's settings, exclusions and job counts, for anyone.
+import t from 'tap';
+import { PROTOCOL_VERSION, VERSION } from '@xlurm/protocol';
+import { status } from '../../../../packages/daemon/src/handlers/status';
+import { alice, bobCaller, ctxOf, makeCore, spec, startedBy } from '../../../helpers/core';
+
+t.test('version, settings, exclusions in order and counts per state', async (t) => {
+  const tc = await makeCore(t, { devices: 3, maxRunning: 5 });
+  tc.core.exclude([2, 0]);
+  const a = await tc.core.submit(alice, spec());
+  await tc.core.submit(alice, spec({ count: 9 }));
+  await startedBy(tc, a.id);
+  const s = status(ctxOf(tc.core, bobCaller));
+  t.match(s, {
+    version: VERSION, protocol: PROTOCOL_VERSION, pid: process.pid, uid: tc.core.euid,
+    backend: 'none', backends: ['nvidia'], max_running: 5, retention_secs: 7 * 86400,
+    started_at: tc.core.startedAt, excluded: [0, 2], counts: { RUNNING: 1, PENDING: 1 },
+  });
+  t.ok(s.uptime_secs >= 0 && s.uptime_secs < 60);
+});
