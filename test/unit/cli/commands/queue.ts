@@ -11,13 +11,13 @@ t.teardown(() => {
 const T = Date.UTC(2024, 4, 1) / 1000;
 const summary = (id: number, state: string, extra: object = {}) => ({
   id, owner: { uid: 1000, gid: 1000, name: 'alice' }, name: `j${id}`, state, count: 0, kind: null, devices: [],
-  submitted_at: T, started_at: state === 'PENDING' ? null : T + 1, finished_at: null, ...extra,
+  submitted_at: T, started_at: state === 'PENDING' ? null : T + 1, finished_at: null, reason: null, ...extra,
 });
 const JOBS = [summary(1, 'COMPLETED', { finished_at: T + 5 }), summary(2, 'PENDING'), summary(3, 'RUNNING')];
 const JOB = {
   id: 2, owner: { uid: 1000, gid: 1000, name: 'alice' },
   spec: { command: ['true'], cwd: '/tmp', env: { A: '1' }, name: 'j2', count: 0, kind: null, time_limit: null, script: null },
-  state: 'PENDING', devices: [], submitted_at: T, started_at: null, result: null,
+  state: 'PENDING', devices: [], submitted_at: T, started_at: null, result: null, reason: null,
 };
 
 function daemon(t: any) {

@@ -17,7 +17,7 @@ const T0 = Date.UTC(2024, 4, 1, 0, 0, 0) / 1000; // 2024-05-01 00:00:00 UTC
 function summary(id: number, over: Partial<JobSummary> = {}): JobSummary {
   return {
     id, owner: { uid: 1000, gid: 1000, name: 'alice' }, name: `job${id}`, state: 'PENDING', count: 1, kind: null,
-    devices: [], submitted_at: T0, started_at: null, finished_at: null, ...over,
+    devices: [], submitted_at: T0, started_at: null, finished_at: null, reason: null, ...over,
   };
 }
 
@@ -107,7 +107,7 @@ function job(over: Partial<Job> = {}): Job {
     id: 42,
     owner: { uid: 1000, gid: 1000, name: 'alice' },
     spec: { command: ['python', 'x.py'], cwd: '/home/alice/proj', env: {}, name: 'python', count: 1, kind: null, time_limit: null, script: null },
-    state: 'PENDING', devices: [], submitted_at: T0, started_at: null, result: null, ...over,
+    state: 'PENDING', devices: [], submitted_at: T0, started_at: null, result: null, reason: null, ...over,
   };
 }
 
