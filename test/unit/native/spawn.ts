@@ -360,7 +360,13 @@ if (!built) {
         console.log(out.join('\\n'));
       });
       // The limit lowered to 300 from outside (Node has no setrlimit) before the spawn is done:
-      // once it has closed the copy, the watch finds no number for a pidfd.
+      // once it has closed the copy, the watch finds no number for a pidfd. Not before the
+      // child exists (a zombie until the loop reaps it): glibc checks the file actions against
+      // the limit as they are made, on the thread pool.
+      const child = () => fs.readdirSync('/proc').some((e) => {
+        try { return /^\\d+$/.test(e) && fs.readFileSync('/proc/' + e + '/stat', 'utf8').split(') ')[1].split(' ')[1] === String(process.pid); } catch { return false; }
+      });
+      for (const deadline = Date.now() + 10000; !child();) if (Date.now() > deadline) throw new Error('the spawn never started');
       execFileSync('prlimit', ['--pid', String(process.pid), '--nofile=300:'], { stdio: ['ignore', 'ignore', 'inherit'] });
       try { fs.openSync('/dev/null', 'r'); out.push('unexpected room'); } catch (e) { out.push('filled ' + e.code); }
       try {
