@@ -31,7 +31,8 @@
  */
 import * as fs from 'node:fs';
 import type { Job } from '@xlurm/protocol';
-import { LogTail, PROTOCOL_VERSION, jobPaths, isTerminal } from '@xlurm/protocol';
+import { LogTail, PROTOCOL_VERSION, isTerminal } from '@xlurm/protocol';
+import { jobLogPath } from '../runner/job-files';
 import { toWireJob } from '../store/store';
 import type { Caller, Core } from '../core';
 import type { StreamOut } from './types';
@@ -91,7 +92,7 @@ export function logStream(core: Core, caller: Caller, id: number, start: number,
   let job: Job = toWireJob(core.jobFor(caller, id));
   return {
     stream: async (out: StreamOut): Promise<void> => {
-      const file = jobPaths(core.home, id).log;
+      const file = jobLogPath(core.home, id);
       let jobChanged = false;
       /** The chunk being sent, until the socket took all of it (or closed). */
       let chunk: Chunk | undefined;

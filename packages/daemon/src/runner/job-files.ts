@@ -29,6 +29,9 @@ const CANCEL_MARK = 'true\n';
 /** What the result file says: an outcome, nothing (no file), or something that is not a result. */
 export type ResultRead = Outcome | 'missing' | 'malformed';
 
+/** The job's log (streamed to clients by handlers/log-stream.ts). */
+export function jobLogPath(home: string, id: number): string { return jobPaths(home, id).log; }
+
 /** Is `name` (an entry of `jobs/`) a job's log? (`xlurm clean` removes exactly those.) */
 export function isJobLog(name: string): boolean { return parseJobFileName(name)?.kind === 'log'; }
 
