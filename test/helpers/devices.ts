@@ -76,7 +76,7 @@ export async function checkResponsive(t: Tap, d: Daemon, _baseline: number, wind
   let worst = 0;
   while (Date.now() < until) {
     const q = await d.run('xqueue', []);
-    t.equal(q.code, 0);
+    t.equal(q.code, 0, q.stderr);
     const t1 = Date.now();
     await d.request('queue', {});
     worst = Math.max(worst, Date.now() - t1);
