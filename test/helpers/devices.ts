@@ -1,5 +1,5 @@
 /**
- * Helpers for the device e2e tests (test/e2e/devices-*.ts): a daemon on fake
+ * Helpers for the device e2e tests (test/e2e/devices*.ts): a daemon on fake
  * vendor libraries, the device view through the real CLIs, and waits that
  * follow the daemon's probes through the fakes' call logs.
  */
