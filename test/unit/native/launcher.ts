@@ -12,8 +12,8 @@ import {
   type LauncherHandle,
 } from '../../../native/ts/index';
 import { waitFor, pidAlive } from '../../helpers/wait';
+import type { Tap } from '../../helpers/tap';
 
-type Tap = typeof t;
 
 const built = fs.existsSync(path.resolve(__dirname, '../../../native/build/Release/xlurm-stepd'));
 if (!built) {

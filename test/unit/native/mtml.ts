@@ -11,6 +11,7 @@ import * as native from '../../../native/ts/index';
 import { fakeLibrary } from '../../helpers/fixtures';
 import { mtmlGpus, mttUuid as uuid } from '../../helpers/mtml';
 import { waitFor } from '../../helpers/wait';
+import { skip } from '../../helpers/tap';
 
 const built = fs.existsSync(path.resolve(__dirname, '../../../native/build/Release/xlurm_native.node'));
 if (!built) {
@@ -88,7 +89,7 @@ if (!built) {
       const code = await new Promise((resolve) => mk.on('exit', resolve).on('error', () => resolve(1)));
       if (code !== 0) throw new Error('mknod failed');
     } catch {
-      t.skip('cannot create a device node here (needs CAP_MKNOD)');
+      skip(t, 'cannot create a device node here (needs CAP_MKNOD)');
       return;
     }
     fake.write([`device 0 ${uuid(0)} x`, `node 0 gpu ${copy}`]);

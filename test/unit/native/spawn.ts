@@ -12,8 +12,8 @@ import { once } from 'node:events';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { canSpawnSupervisor, flockExclusive, spawnSupervisorAsync, stepdPath, accountByUid } from '../../../native/ts/index';
+import type { Tap } from '../../helpers/tap';
 
-type Tap = typeof t;
 type Exit = [number | null, string | null];
 
 const ROOT = path.resolve(__dirname, '../../..');

@@ -9,8 +9,8 @@ import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { accountByUid, flockExclusive, groupList, stepdPath } from '../../../native/ts/index';
 import { fill, mountTmpfs } from '../../helpers/disk';
+import { skip, type Tap } from '../../helpers/tap';
 
-type Tap = typeof t;
 
 interface Outcome {
   state: 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
@@ -368,7 +368,7 @@ if (!built) {
 
   t.test('as root: no NSS module maps into the supervisor (the daemon resolves the account)', { skip: !isRoot && 'needs root' }, async t => {
     const nobody = accountByUid(65534);
-    if (!nobody) return t.skip('no account with uid 65534');
+    if (!nobody) { skip(t, 'no account with uid 65534'); return; }
     let maps = '';
     const r = await runJob(t, {
       argv: ['sh', '-c', 'echo started; exec sleep 1000'],
@@ -386,7 +386,7 @@ if (!built) {
 
   t.test('as root: runs as the owner with groups, saved ids and no_new_privs', { skip: !isRoot && 'needs root' }, async t => {
     const nobody = accountByUid(65534);
-    if (!nobody) return t.skip('no account with uid 65534');
+    if (!nobody) { skip(t, 'no account with uid 65534'); return; }
     const r = await runJob(t, {
       argv: ['sh', '-c', 'id -u; id -g; id -G; grep -E "^(Uid|Gid|Groups|NoNewPrivs):" /proc/self/status'],
       switchUser: true, uid: 65534, gid: 65534, owner: nobody.name, cwd: '/',
@@ -411,7 +411,7 @@ if (!built) {
 
   t.test('a full disk: the result waits for space, keeps the lock, and keeps the end time', { skip: !isRoot && 'needs root (mount -t tmpfs)' }, async t => {
     const m = mountTmpfs(t, 1024 * 1024);
-    if (!m.dir) { t.skip(m.why); return; }
+    if (m.why !== undefined) { skip(t, m.why); return; }
     if (!fs.existsSync(t.testdirName)) t.testdir();
     const go = path.join(t.testdirName, 'full-go');
     let filler = '';
