@@ -1,4 +1,4 @@
-// Pending reasons end to end (docs/behaviour.md, Pending reasons): the real daemon on the fake NVML
+// Pending reasons end to end (docs/behaviour.md §20.4): the real daemon on the fake NVML
 // says why a job waits in `xqueue ID --json` and in the queue's summaries, and the tables keep the
 // core's columns.
 import t from 'tap';

@@ -1,4 +1,4 @@
-/** Submission options shared by xrun and xbatch (spec 2.3). */
+/** Submission options shared by xrun and xbatch (docs/behaviour.md §2.3). */
 import * as path from 'node:path';
 import type { Options } from 'yargs';
 import type { DeviceKind, Job, JobRequest, Submission } from '@xlurm/protocol';

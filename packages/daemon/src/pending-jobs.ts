@@ -4,10 +4,10 @@
  * device is free and no CPU-only job is left to consider, instead of walking
  * every pending job (10k of them: milliseconds per pass).
  *
- * It also keeps each pending job's reason (docs/behaviour.md, Pending
- * reasons) without work per job per pass: a pass hands over its reasonOf
- * (explain), and a job's `reason` asks the latest pass when it is read. A job
- * that entered the queue after that pass has not been considered yet: null.
+ * It also keeps each pending job's reason (docs/behaviour.md §20.4) without
+ * work per job per pass: a pass hands over its reasonOf (explain), and a
+ * job's `reason` asks the latest pass when it is read. A job that entered
+ * the queue after that pass has not been considered yet: null.
  */
 import type { Reason } from '@xlurm/protocol';
 import type { Pass, PendingJob } from './scheduler/schedule';

@@ -36,7 +36,7 @@ const invalid = (message: string): RequestError => ({ code: 'INVALID_ARGUMENT', 
 
 /**
  * The checks of a request that need no knowledge of the host, in the order of
- * docs/behaviour.md (Submission checks): the first that fails, or null.
+ * docs/behaviour.md §2.3: the first that fails, or null.
  * Whether the host can ever hold it is the daemon's check (scheduler/place.ts).
  */
 export function checkRequest(r: JobRequest): RequestError | null {

@@ -75,7 +75,7 @@ export const Outcome = Type.Object({
 export type Outcome = Static<typeof Outcome>;
 
 /**
- * Why a PENDING job has not started (docs/behaviour.md, Pending reasons). The
+ * Why a PENDING job has not started (docs/behaviour.md §20.4). The
  * codes are interface: scripts match them; append only.
  */
 export const ReasonCode = Type.Union([

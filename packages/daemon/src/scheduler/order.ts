@@ -1,5 +1,5 @@
 /**
- * The order step: who is considered first. Greedy today (docs/scheduling.md):
+ * The order step: who is considered first. Greedy today (docs/behaviour.md §5.2):
  * submission order, which is id order, and the pending set is kept in that
  * order, so a pass walks it lazily and may stop early. A policy that orders
  * otherwise (priority, nice, fair share, size) sorts here and must keep

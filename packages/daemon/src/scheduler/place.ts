@@ -1,6 +1,6 @@
 /**
- * The place step: which devices a job gets (docs/behaviour.md, Device
- * allocation), and, for a job that gets none, what blocks it. Pure: device
+ * The place step: which devices a job gets (docs/behaviour.md §5.3), and,
+ * for a job that gets none, what blocks it (§20.4). Pure: device
  * states come in as arguments. Later: device groups and best fit, CPUs,
  * memory, slices of a card.
  */
@@ -40,7 +40,7 @@ export function place(req: JobRequest, inventory: readonly Device[], usableNow: 
 
 /**
  * Exact ids, in the order given, all within one vendor pool: the first pool
- * in priority order that has every id (documented in docs/scheduling.md).
+ * in priority order that has every id (docs/behaviour.md §5.3).
  */
 function exactIds(ids: readonly number[], kinds: readonly DeviceKind[], inventory: readonly Device[]): Device[] | null {
   for (const kind of kinds) {

@@ -3,7 +3,7 @@
  * first) → admit (may it start at all now) → place (which devices). Its
  * input is the pending jobs, the number running, the limit and the devices;
  * its output the jobs to start and, for every job not started, a reason
- * (docs/behaviour.md, Pending reasons). Greedy, no reservation: a job that
+ * (docs/behaviour.md §5.2, §20.4). Greedy, no reservation: a job that
  * does not fit is passed over and later, smaller jobs may overtake it.
  *
  * Reasons cost nothing until read. A pass only takes devices and adds
