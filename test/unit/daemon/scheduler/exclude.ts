@@ -8,7 +8,7 @@ const dev = (kind: Device['kind'], id: number): Device => ({ kind, id, name: `${
 const inv = [dev('nvidia', 0), dev('nvidia', 1), dev('nvidia', 2), dev('ascend', 0), dev('ascend', 1)];
 const keys = (ds: Device[] | null) => ds && ds.map(deviceKey);
 const allocate = (r: Omit<JobRequest, 'timeLimit'>, i: readonly Device[], usable: (d: Device) => boolean) => place({ ...r, timeLimit: null }, i, usable);
-const feasible = (r: Omit<JobRequest, 'timeLimit'>, i: readonly Device[], enabled: (d: Device) => boolean) =>
+const placeable = (r: Omit<JobRequest, 'timeLimit'>, i: readonly Device[], enabled: (d: Device) => boolean) =>
   checkPlaceable({ ...r, timeLimit: null }, i, enabled) === null;
 
 t.test('excluded ids are skipped in every vendor', async (t) => {
@@ -24,9 +24,9 @@ t.test('excluded ids are skipped in every vendor', async (t) => {
 });
 
 t.test('feasibility honours the exclusion', async (t) => {
-  t.ok(feasible({ count: 2, kind: 'nvidia', excludeIds: [1] }, inv, () => true));
-  t.notOk(feasible({ count: 3, kind: 'nvidia', excludeIds: [1] }, inv, () => true));
-  t.notOk(feasible({ count: 2, kind: 'nvidia', excludeIds: [1] }, inv, (d) => d.id !== 0), 'with the enabled pool');
+  t.ok(placeable({ count: 2, kind: 'nvidia', excludeIds: [1] }, inv, () => true));
+  t.notOk(placeable({ count: 3, kind: 'nvidia', excludeIds: [1] }, inv, () => true));
+  t.notOk(placeable({ count: 2, kind: 'nvidia', excludeIds: [1] }, inv, (d) => d.id !== 0), 'with the enabled pool');
 });
 
 t.test('a pass gives an excluding job other devices, or lets it wait', async (t) => {
