@@ -213,3 +213,36 @@ t.test('history: summaries, expiry and removal never touch active jobs', async (
   t.equal(tc.store.get(b.id)?.state, 'RUNNING', 'running: kept');
   t.equal(tc.store.get(c.id)?.state, 'PENDING', 'pending: kept');
 });
+
+t.test('pass: every pending job gets the reason of the latest pass (Resources, MaxRunning), in get and the summaries', async (t) => {
+  const tc = await makeCore(t, { devices: 2, maxRunning: 2 });
+  const reasonOf = (id: number) => tc.core.current(id)?.reason ?? null;
+  const a = await tc.core.submit(alice, spec({ count: 1 }));
+  await startedBy(tc, a.id);
+  const b = await tc.core.submit(alice, spec({ count: 2 }));
+  t.equal(b.reason, null, 'the submit reply: no pass has considered it yet');
+  await waitFor(() => reasonOf(b.id), { what: 'a reason for the 2-device job' });
+  t.same(reasonOf(b.id), { code: 'Resources', message: `needs 2 nv devices: nv:0 held by job ${a.id} (alice), nv:1 free` });
+  t.same(tc.core.summaries().find((s) => s.id === b.id)!.reason, reasonOf(b.id), 'summaries read from the store carry it too');
+  t.equal(tc.core.summaries().find((s) => s.id === a.id)!.reason, null, 'a running job has none');
+
+  tc.core.exclude([1]);
+  await waitFor(() => reasonOf(b.id)?.message.includes('excluded'), { what: 'the exclusion in the reason' });
+  t.same(reasonOf(b.id), { code: 'Resources', message: `needs 2 nv devices: nv:0 held by job ${a.id} (alice), nv:1 excluded by the administrator` });
+
+  const c = await tc.core.submit(alice, spec());
+  await startedBy(tc, c.id);
+  const d = await tc.core.submit(alice, spec());
+  await waitFor(() => reasonOf(d.id)?.code === 'MaxRunning', { what: 'MaxRunning' });
+  t.same(reasonOf(d.id), { code: 'MaxRunning', message: '2 jobs running (limit 2)' });
+  t.same(reasonOf(b.id), { code: 'MaxRunning', message: '2 jobs running (limit 2)' }, 'a pass that starts nothing still explains every job');
+
+  tc.core.include([1]);
+  t.equal(tc.core.complete(c.id, { state: 'COMPLETED', exit_code: 0, finished_at: tc.core.now(), error: null }), undefined);
+  await startedBy(tc, d.id);
+  t.equal(reasonOf(d.id), null, 'started: no reason');
+  t.same(reasonOf(b.id), { code: 'MaxRunning', message: '2 jobs running (limit 2)' }, 'the pass that started d filled the slot again');
+  t.equal(tc.core.complete(a.id, { state: 'COMPLETED', exit_code: 0, finished_at: tc.core.now(), error: null }), undefined);
+  await startedBy(tc, b.id);
+  t.equal(reasonOf(b.id), null);
+});
