@@ -57,19 +57,19 @@ async function timeDaemonPass(tpl, dir, free) {
   };
   const dm = new DeviceManager([backend], () => undefined, () => undefined);
   await dm.start();
-  const core = new Core(dir, { backend: 'nvidia', maxRunning: 32, retentionSecs: 86400, excludeIds: [] }, store, dm, 0, () => undefined);
   let launched = 0;
   /** @type {() => void} */
   let allLaunched = () => undefined;
   const launchedAll = new Promise((resolve) => { allLaunched = () => resolve(undefined); });
   // The runner's own work (files, spawn) is not part of the pass: a stand-in counts the starts.
   const started = () => { if (++launched === 8) allLaunched(); };
-  core.runner = {
+  const runner = {
     launch: started, prepare: (/** @type {{id: number}} */ j) => ({ id: j.id, fds: [] }), start: started, discard() {},
     adopt() {}, cancel() {}, stop() {},
   };
+  const core = new Core(dir, { backend: 'nvidia', maxRunning: 32, retentionSecs: 86400, excludeIds: [] }, store, dm, runner, 0, () => undefined);
   core.recover();
-  if (core.pending.size !== N) throw new Error(`expected ${N} pending, got ${core.pending.size}`);
+  if (core.counts().PENDING !== N) throw new Error(`expected ${N} pending, got ${core.counts().PENDING}`);
   // A running daemon's WAL exists already: take the first commit on this copy outside the timing.
   store.swapBootId('bench'); // as the daemon does at start
   store.commit();

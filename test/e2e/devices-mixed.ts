@@ -1,4 +1,4 @@
-// Several vendors at once (spec 5.1, 5.3, 6.4, 9.1, 9.3, 9.5): one daemon with `--backend auto`
+// Several vendors at once (docs/behaviour.md §5.1, §5.3, §6.4, §9.1, §9.3, §9.5): one daemon with `--backend auto`
 // loads the fake NVML, MXSML, HGML and rocm_smi (+ hy-smi) together. The inventory and allocation
 // follow the vendor priority (nvidia, ascend, mthreads, metax, ppu, hcu), a job never mixes
 // vendors, `-i` ids present in several vendors need `--device`, and exclusions apply per id in

@@ -1,4 +1,4 @@
-// Spec 8 as root: stop, restart, clean, exclude and include are the
+// docs/behaviour.md §8 as root: stop, restart, clean, exclude and include are the
 // administrator's; other accounts are refused and nothing changes.
 import t from 'tap';
 import * as fs from 'node:fs';

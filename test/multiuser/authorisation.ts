@@ -1,4 +1,4 @@
-// Spec 8 as root: what one account may see and do with another's jobs
+// docs/behaviour.md §8 as root: what one account may see and do with another's jobs
 // (details, environment, log, cancel) and what queue summaries reveal.
 import t from 'tap';
 import * as fs from 'node:fs';

@@ -1,4 +1,4 @@
-// Spec 6.3 and 9.2 as root: a submitted environment is the job's and nothing
+// docs/behaviour.md §6.3 and §9.2 as root: a submitted environment is the job's and nothing
 // else's. XLURM_NVML_LIBRARY, LD_PRELOAD and PATH from a submitter reach the
 // job (which runs as the submitter) but never the root daemon or the root
 // supervisor: a library that marks every process loading it, and PATH shims

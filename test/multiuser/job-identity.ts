@@ -1,4 +1,4 @@
-// Spec 6.3 and 8 as root: a job runs as its owner (uid, gid, the owner's own
+// docs/behaviour.md §6.3 and §8 as root: a job runs as its owner (uid, gid, the owner's own
 // supplementary groups, saved ids), with no_new_privs, so a setuid program
 // cannot raise its privileges; the owner's account is re-checked at start.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Spec 8, "non-root daemon": a daemon running as nobody owns its state, its
+// docs/behaviour.md §8, "non-root daemon": a daemon running as nobody owns its state, its
 // socket is 0600, it runs only nobody's jobs (still with no_new_privs), and
 // refuses jobs from any other uid, root included.
 import t from 'tap';

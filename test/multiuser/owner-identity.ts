@@ -1,4 +1,4 @@
-// Spec 8 as root: the owner of a job is the connecting process's
+// docs/behaviour.md §8 as root: the owner of a job is the connecting process's
 // SO_PEERCRED identity; a request that names an owner is refused outright and
 // USER/LOGNAME in the environment decide nothing.
 import t from 'tap';

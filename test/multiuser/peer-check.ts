@@ -1,4 +1,4 @@
-// Spec 2.9 as root: a client talks only to a socket whose peer (SO_PEERCRED)
+// docs/behaviour.md §2.9 as root: a client talks only to a socket whose peer (SO_PEERCRED)
 // owns $XLURM_HOME, and sends nothing before checking. Here nobody plants a
 // listening socket inside a root-owned state directory.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Spec 7.2 as root: the state directory of a root daemon must be reached
+// docs/behaviour.md §7.2 as root: the state directory of a root daemon must be reached
 // through components only root can change. Every case runs initStateDir, the
 // check the daemon, `xlurm start` and `xlurm clean` all make first, in this
 // (root) process; two of them also end to end through `xlurm clean`.

@@ -1,4 +1,4 @@
-// Spec 7.1 / 7.2 as root: the modes and owners of everything under $XLURM_HOME
+// docs/behaviour.md §7.1 / §7.2 as root: the modes and owners of everything under $XLURM_HOME
 // of a daemon started by `xlurm start`, after jobs of another account ran,
 // were cancelled and logged; and that account cannot read any of it directly.
 import t from 'tap';

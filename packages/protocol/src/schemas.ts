@@ -5,7 +5,7 @@
  * never load in a client process.
  *
  * Key order in these objects is interface: `xqueue --json` and `xinfo --json`
- * print them as the daemon sends them (spec 4.5, 4.6).
+ * print them as the daemon sends them (docs/behaviour.md §4.5, §4.6).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 

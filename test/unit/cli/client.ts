@@ -44,7 +44,7 @@ t.test('a reply that never comes times out', async (t) => {
   await t.rejects(request('status', {}, { home: d.home, timeoutMs: 50 }), { message: 'timed out waiting for the daemon' });
 });
 
-t.test('no daemon: the spec 2.9 message with the OS error', async (t) => {
+t.test('no daemon: the docs/behaviour.md §2.9 message with the OS error', async (t) => {
   const home = tempDir(t);
   await t.rejects(request('status', {}, { home }), {
     name: 'CliError',

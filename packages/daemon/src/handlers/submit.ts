@@ -8,7 +8,7 @@ import type { Handler } from './types';
 
 function invalid(msg: string): never { throw new XlurmError('INVALID_ARGUMENT', msg); }
 
-/** Refuse what cannot reach the job intact (spec preface 8: never silently altered). */
+/** Refuse what cannot reach the job intact (docs/behaviour.md §P.8: never silently altered). */
 function checkRepresentable(s: Submission): void {
   for (const a of s.command) if (a.includes('\0')) invalid('command arguments must not contain NUL bytes');
   if (s.script?.includes('\0')) invalid('script must not contain NUL bytes');

@@ -1,4 +1,4 @@
-// The vendor-neutral half of native backends: library paths (spec 9.2) and row → status (9.4).
+// The vendor-neutral half of native backends: library paths (docs/behaviour.md §9.2) and row → status (§9.4).
 import t from 'tap';
 import type { Device } from '@xlurm/protocol';
 import type { ProbeRow } from '@xlurm/native';
