@@ -6,7 +6,7 @@
  */
 import * as path from 'node:path';
 import type { Options } from 'yargs';
-import { BACKEND_NAMES, parseBackend } from '@xlurm/protocol';
+import { BACKEND_NAMES, durationSeconds, parseBackend } from '@xlurm/protocol';
 import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
 import { UsageError } from './errors';
 
@@ -41,7 +41,7 @@ export function parseDaemonOptions(args: Record<string, unknown>): DaemonOptions
     if (!b) throw new UsageError(`invalid value '${backendText}' for '--backend <BACKEND>' [possible values: ${BACKEND_NAMES.join(', ')}]`);
     backend = b;
   }
-  if (retention !== undefined && !/^\d+[smhd]$/.test(retention)) {
+  if (retention !== undefined && durationSeconds(retention, { unitRequired: true }) === null) {
     throw new UsageError(`invalid retention '${retention}': use a whole number followed by s, m, h or d (e.g. 7d)`);
   }
   const excludes = many(args['exclude-device-ids']);

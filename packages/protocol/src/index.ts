@@ -8,6 +8,7 @@ export * from './errors';
 export * from './framing';
 export * from './paths';
 export * from './kinds';
+export * from './duration';
 export * from './request';
 export type * from './messages';
 export type {

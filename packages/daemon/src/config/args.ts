@@ -5,7 +5,7 @@
  * option names comes from the file, else from its default.
  */
 import * as path from 'node:path';
-import { parseBackend } from '@xlurm/protocol';
+import { U32_MAX, durationSeconds, parseBackend } from '@xlurm/protocol';
 
 /** The settings an option can give (see daemon.ts for their meaning). */
 export interface DaemonFlags {
@@ -24,25 +24,21 @@ export interface DaemonArgs {
 
 export class ConfigError extends Error {}
 
-const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
-
 /** `7d`, `90m`, `30s`, `12h` → seconds (the option's form: a unit is required). */
 export function parseDuration(text: string): number {
-  const m = /^(\d+)([smhd])$/.exec(text);
-  if (!m) throw new ConfigError(`invalid retention ${JSON.stringify(text)}: use a number with s, m, h or d (e.g. 7d)`);
-  return Number(m[1]) * UNITS[m[2]!]!;
+  const secs = durationSeconds(text, { unitRequired: true });
+  if (secs === null) throw new ConfigError(`invalid retention ${JSON.stringify(text)}: use a number with s, m, h or d (e.g. 7d)`);
+  return secs;
 }
 
 /** A duration the schema accepted: seconds, or a number with s, m, h or d. */
 export function durationSecs(value: number | string): number {
-  if (typeof value === 'number') return value;
-  const m = /^(\d+)([smhd]?)$/.exec(value)!;
-  return Number(m[1]) * (m[2] ? UNITS[m[2]]! : 1);
+  return typeof value === 'number' ? value : durationSeconds(value)!;
 }
 
 export function parseIdList(text: string): number[] {
   const ids = text.split(',').map((s) => s.trim());
-  if (ids.some((s) => !/^\d+$/.test(s) || Number(s) > 0xffffffff)) throw new ConfigError(`invalid device ID list: ${text}`);
+  if (ids.some((s) => !/^\d+$/.test(s) || Number(s) > U32_MAX)) throw new ConfigError(`invalid device ID list: ${text}`);
   return ids.map(Number);
 }
 

@@ -9,12 +9,9 @@
  * forms, where ajv's own words ("must match a schema in anyOf") would not help.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { BACKEND_NAMES } from '@xlurm/protocol';
+import { BACKEND_NAMES, DURATION_PATTERN, U32_MAX } from '@xlurm/protocol';
 
-const U32_MAX = 0xffffffff;
-
-/** Seconds as an integer, or an integer with one unit (docs/admin-guide.md, Configuration file). */
-export const DURATION_PATTERN = '^[0-9]+[smhd]?$';
+/** Seconds as an integer, or an integer with one unit (protocol's duration.ts). */
 const Duration = (description: string) => Type.Union([
   Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
   Type.String({ pattern: DURATION_PATTERN }),
