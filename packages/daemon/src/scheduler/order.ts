@@ -2,8 +2,7 @@
  * The order step: who is considered first. Greedy today (docs/behaviour.md §5.2):
  * submission order, which is id order, and the pending set is kept in that
  * order, so a pass walks it lazily and may stop early. A policy that orders
- * otherwise (priority, nice, fair share, size) sorts here and must keep
- * `before` consistent with what it yields.
+ * otherwise (priority, nice, fair share, size) sorts here.
  */
 import type { PendingJob } from './pending-job';
 
@@ -12,7 +11,3 @@ export function order<J extends PendingJob>(pending: Iterable<J>): Iterable<J> {
   return pending;
 }
 
-/** Is `a` considered before `b`? (Submission order: the smaller id.) */
-export function before(a: PendingJob, b: PendingJob): boolean {
-  return a.id < b.id;
-}

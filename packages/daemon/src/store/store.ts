@@ -133,8 +133,8 @@ export class Store {
     let db: Database.Database | undefined;
     try {
       db = new Database(file, { fileMustExist: false });
-      // WAL: readers never block the writer; synchronous=FULL: a committed
-      // transition (RUNNING before spawn) survives power loss.
+      // WAL: readers never block the writer. A committed transition (RUNNING
+      // before spawn) still survives power loss: see synchronous below.
       db.pragma('journal_mode = WAL');
       // NORMAL: COMMIT does not fsync; the store syncs the WAL off the event
       // loop and acknowledges nothing before that (see the header).
