@@ -47,9 +47,10 @@ const ALREADY_RUNNING = 'worker already running';
 
 /**
  * Errors that say "not now" (descriptors, processes, memory, a full disk for
- * the job's spec, log or lock file), not "never".
+ * the job's spec, log or lock file, a launcher socket whose buffer is full),
+ * not "never".
  */
-const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM', 'ENOSPC', 'EDQUOT']);
+const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM', 'ENOSPC', 'EDQUOT', 'ENOBUFS']);
 const transient = (e: unknown) => TRANSIENT.has((e as NodeJS.ErrnoException)?.code ?? '');
 
 export class Supervisors {
@@ -190,7 +191,7 @@ export class Supervisors {
       } catch (e) {
         // A full socket (the launcher is not keeping up) only delays the job; a broken one
         // means the launcher is going away: start this job directly.
-        if (transient(e) || (e as NodeJS.ErrnoException).code === 'ENOBUFS') throw e;
+        if (transient(e)) throw e;
       }
     }
     const started = spawnDirect(this.stepd, fds, callbacks);

@@ -63,3 +63,17 @@ t.test('only an unreaped child of ours is signalled', async (t) => {
   const { sup } = setup(t);
   t.notOk(sup.signal(99, 'SIGUSR1'));
 });
+
+t.test('a launcher socket with a full buffer (ENOBUFS) only delays the job', async (t) => {
+  const { events, sup } = setup(t);
+  // The launcher refuses the request the way a full SOCK_SEQPACKET buffer does.
+  const full = {
+    accepts: () => true,
+    spawn: () => { throw Object.assign(new Error('sendmsg ENOBUFS'), { code: 'ENOBUFS' }); },
+  };
+  (sup as unknown as { currentLauncher: () => unknown }).currentLauncher = () => full;
+  const p = sup.prepare(job(7));
+  t.ok(p, 'prepared');
+  sup.start(p!);
+  t.same(events, [['deferred', [7, 'sendmsg ENOBUFS']]], 'deferred, not failed');
+});
