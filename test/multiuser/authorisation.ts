@@ -8,7 +8,7 @@ import { MULTIUSER_SKIP, accounts, as, rawRequestAs, rootDaemon, untilExists, wo
 import { waitFor } from '../helpers/wait';
 
 const DENIED = 'xlurm: permission denied: job belongs to daemon (UID 1)\n';
-const SUMMARY_KEYS = ['count', 'devices', 'finished_at', 'id', 'kind', 'name', 'owner', 'started_at', 'state', 'submitted_at'];
+const SUMMARY_KEYS = ['count', 'devices', 'finished_at', 'id', 'kind', 'name', 'owner', 'reason', 'started_at', 'state', 'submitted_at'];
 
 t.test('another user\'s jobs', { skip: MULTIUSER_SKIP }, async (t) => {
   const { nobody, daemon } = accounts();
