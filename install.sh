@@ -217,7 +217,7 @@ fi
 
 # ---------------------------------------------------------------------------
 # Build in the checkout (npm ci on a fresh clone; nothing else is downloaded).
-built() { [ -f packages/cli/dist/main.js ] && [ -f packages/daemon/dist/main.js ] && [ -x native/build/Release/xlurm-stepd ]; }
+built() { [ -f packages/cli/dist/main.js ] && [ -f packages/cli/bundle/xlurm.js ] && [ -f packages/daemon/dist/main.js ] && [ -x native/build/Release/xlurm-stepd ]; }
 if [ "$BUILD" = 1 ]; then
   need npm "npm"
   need cmake "cmake, to build the native addon"
@@ -258,7 +258,12 @@ for p in protocol daemon cli; do
   mkdir -p "$stage/packages/$p"
   cp -R "packages/$p/package.json" "packages/$p/dist" "$stage/packages/$p/"
 done
-cp -R packages/cli/bin "$stage/packages/cli/"
+# The programs start from the bundle and its code cache (scripts/bundle-cli.js), and
+# by the Node checked above rather than whichever `node` comes first on a user's
+# PATH (`#!/usr/bin/env node` also costs an exec of env at every start).
+cp -R packages/cli/bin packages/cli/bundle packages/cli/launch.js "$stage/packages/cli/"
+rm -f "$stage/packages/cli/bundle/inputs.json"
+for b in "$stage"/packages/cli/bin/*; do sed -i "1s|^#!/usr/bin/env node\$|#!$NODE|" "$b"; done
 mkdir -p "$stage/native/build/Release"
 cp -R native/package.json native/dist "$stage/native/"
 cp native/build/Release/xlurm_native.node native/build/Release/xlurm-stepd "$stage/native/build/Release/"

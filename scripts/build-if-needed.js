@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test` builds first when needed: the native addon and supervisor when
-// any native source is newer than the built files, then `tsc -b` (incremental).
+// any native source is newer than the built files, then `tsc -b` (incremental),
+// then the CLI bundle when one of its sources changed (scripts/bundle-cli.js).
 'use strict';
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -24,3 +25,4 @@ const stale = outputs.some((o) => !fs.existsSync(o) || fs.statSync(o).mtimeMs < 
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, stdio: 'inherit' });
 if (stale) run('npm', ['run', 'build', '--workspace', 'native'], root);
 run(process.execPath, [require.resolve('typescript/bin/tsc'), '-b'], root);
+run(process.execPath, [path.join(root, 'scripts', 'bundle-cli.js')], root);

@@ -10,7 +10,6 @@
  * yargs, whose loading costs more than everything else a client does, is
  * loaded only to render `--help` from the same definitions.
  */
-import * as path from 'node:path';
 import type { Options } from 'yargs';
 import type { Args, XCommand } from './command';
 import { CliError, UsageError } from './errors';
@@ -28,36 +27,12 @@ type DetailedParser = (args: string[], opts: object) => DetailedResult;
 
 let parser: DetailedParser | undefined;
 
-/** `<dir>/node_modules/<name>` for the nearest ancestor `dir` of `from` that has it (Node's lookup). */
-function packageDir(from: string, name: string): string | undefined {
-  const fs = require('node:fs') as typeof import('node:fs');
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    if (path.basename(dir) !== 'node_modules') {
-      const candidate = path.join(dir, 'node_modules', name);
-      if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
-    }
-    if (path.dirname(dir) === dir) return undefined;
-  }
-}
-
 /**
- * yargs-parser as yargs itself resolves it (it is yargs' dependency). Found
- * by a plain directory walk: resolving through the packages' `exports` maps
- * costs more start-up time than the parser itself.
+ * yargs-parser, the version yargs 17 itself uses (a direct dependency so the
+ * bundle, scripts/bundle-cli.js, carries it: no package lookup at start-up).
  */
 function yargsParser(): DetailedParser {
-  if (!parser) {
-    let file: string | undefined;
-    const yargsDir = packageDir(__dirname, 'yargs');
-    const dir = yargsDir && packageDir(yargsDir, 'yargs-parser');
-    if (dir) {
-      const fs = require('node:fs') as typeof import('node:fs');
-      const main = (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { main?: string }).main;
-      if (main) file = path.join(dir, main);
-    }
-    file ??= require.resolve('yargs-parser', { paths: [path.dirname(require.resolve('yargs/package.json'))] });
-    parser = (require(file) as { detailed: DetailedParser }).detailed;
-  }
+  parser ??= (require('yargs-parser') as { detailed: DetailedParser }).detailed;
   return parser;
 }
 
