@@ -2,11 +2,12 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Outcome } from '@xlurm/protocol';
-import { Runner } from '../../../packages/daemon/src/runner/runner';
-import type { StoredJob } from '../../../packages/daemon/src/store/store';
-import { stepdPath } from '../../../native/ts/index';
-import { exhaustDescriptors } from '../../helpers/nofile';
-import { waitFor } from '../../helpers/wait';
+import { jobPaths } from '@xlurm/protocol';
+import { Runner } from '../../../../packages/daemon/src/runner/runner';
+import type { StoredJob } from '../../../../packages/daemon/src/store/store';
+import { stepdPath } from '../../../../native/ts/index';
+import { exhaustDescriptors } from '../../../helpers/nofile';
+import { waitFor } from '../../../helpers/wait';
 
 function job(id: number): StoredJob {
   return {
@@ -90,4 +91,16 @@ t.test('a launcher that cannot start is not retried for every job: they start di
   await next('finished', 11);
   await next('finished', 12);
   t.equal(logs.filter((l) => l === 'supervisor launcher exited').length, 1, 'one launcher tried, not one per job');
+});
+
+t.test('cancel: the marker is written; an error is returned only when neither marker nor signal reached the job', async (t) => {
+  const home = t.testdir({ jobs: {} });
+  const { runner, logs } = recordingRunner(home, stepdPath());
+  t.teardown(() => runner.stop());
+  t.equal(runner.cancel(13), undefined, 'no child of ours, but the marker is there for the supervisor to see');
+  t.equal(fs.readFileSync(jobPaths(home, 13).cancel, 'utf8'), 'true\n');
+  fs.rmSync(path.join(home, 'jobs'), { recursive: true });
+  const err = runner.cancel(14);
+  t.match(err, { code: 'ENOENT' }, 'no marker and no child to signal');
+  t.match(logs.at(-1), /^job 14: cannot write cancel marker: .*ENOENT/);
 });
