@@ -10,7 +10,7 @@
 //
 // The bundle is made from the TypeScript sources (packages/cli/src and
 // packages/protocol/src), so it never lags behind a `tsc -b` that was not
-// followed by this script; tap runs it before the tests (.taprc `before`).
+// followed by this script; `npm test` runs it first (scripts/build-if-needed.js).
 // Left out of it, loaded only when needed at run time: the native addon
 // (@xlurm/native), the daemon (@xlurm/daemon, for `xlurm daemon|clean|config`)
 // and yargs (for --help).
