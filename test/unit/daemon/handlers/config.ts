@@ -1,0 +1,34 @@
+// `config` (handlers/config.ts): the effective settings for any user, where each came from.
+// Uses the unit-test Core (test/helpers/core.ts).
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseDaemonArgs } from '../../../../packages/daemon/src/config/args';
+import { loadDaemonConfig } from '../../../../packages/daemon/src/config/daemon';
+import { config } from '../../../../packages/daemon/src/handlers/config';
+import { aliceCaller, bobCaller, ctxOf, makeCore } from '../../../helpers/core';
+
+type View = Exclude<ReturnType<typeof config>, Promise<unknown> | { stream: unknown }>;
+const view = (r: ReturnType<typeof config>) => r as View;
+
+t.test('no file: the defaults, and the options given at start', async (t) => {
+  const tc = await makeCore(t, { maxRunning: 3 });
+  t.same(view(config(ctxOf(tc.core, aliceCaller), {})), {
+    file: path.join(tc.dir, 'no-such.toml'), found: false, from_flags: ['daemon.backend', 'daemon.max_running'],
+    config: { daemon: { backend: 'none', max_running: 3, retention: '7d', exclude_device_ids: [] } },
+  });
+});
+
+t.test('from a file: its values, in their written form; a copy of the exclusion list', async (t) => {
+  const tc = await makeCore(t, { devices: 4 });
+  const file = path.join(tc.dir, 'xlurm.toml');
+  fs.writeFileSync(file, '[daemon]\nbackend = "none"\nmax_running = 5\nretention = 90\nexclude_device_ids = [3, 1]\n');
+  tc.core.applyConfig(loadDaemonConfig(parseDaemonArgs([]), { file, named: true }));
+  const v = view(config(ctxOf(tc.core, bobCaller), {}));
+  t.same(v, {
+    file, found: true, from_flags: [],
+    config: { daemon: { backend: 'none', max_running: 5, retention: '90s', exclude_device_ids: [3, 1] } },
+  }, 'any user; nothing set by an option');
+  v.config.daemon.exclude_device_ids.push(0);
+  t.same(tc.core.cfg.excludeIds, [3, 1], "the reply is not the daemon's own list");
+});
