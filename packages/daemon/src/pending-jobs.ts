@@ -26,8 +26,16 @@ export function pendingJob(j: StoredJob): PendingJob {
   };
 }
 
-/** Where a queued job's reason is read: its queue, and how many passes that queue had run when it entered. */
-const queued = new WeakMap<StoredJob, { queue: PendingJobs; since: number }>();
+/**
+ * Where a queued job's reason is read: its queue, and how many passes that
+ * queue had run when it entered. A property of the job under a symbol, not a
+ * WeakMap entry: every major GC walks a WeakMap's entries as ephemerons, and
+ * with 10k queued jobs that showed as multi-millisecond pauses inside
+ * scheduling passes.
+ */
+const QUEUED = Symbol('queued');
+interface Queued { queue: PendingJobs; since: number }
+type QueuedJob = StoredJob & { [QUEUED]?: Queued | undefined };
 
 /**
  * A queued job's `reason`: an accessor, so that toWireJob, toSummary and
@@ -38,7 +46,7 @@ const queued = new WeakMap<StoredJob, { queue: PendingJobs; since: number }>();
  */
 const QUEUED_REASON: PropertyDescriptor = {
   get(this: StoredJob): Reason | null {
-    return queued.get(this)?.queue.reasonOf(this) ?? null;
+    return (this as QueuedJob)[QUEUED]?.queue.reasonOf(this) ?? null;
   },
   enumerable: true, configurable: true,
 };
@@ -54,8 +62,9 @@ export class PendingJobs extends Map<number, StoredJob> {
     const old = super.get(id);
     if (old && old.spec.count === 0) this.cpuOnly--;
     if (j.spec.count === 0) this.cpuOnly++;
-    if (queued.get(j)?.queue !== this) {
-      queued.set(j, { queue: this, since: this.passes });
+    const q = j as QueuedJob;
+    if (q[QUEUED]?.queue !== this) {
+      q[QUEUED] = { queue: this, since: this.passes };
       Object.defineProperty(j, 'reason', QUEUED_REASON);
     }
     return super.set(id, j);
@@ -65,7 +74,7 @@ export class PendingJobs extends Map<number, StoredJob> {
     const old = super.get(id);
     if (old) {
       if (old.spec.count === 0) this.cpuOnly--;
-      queued.delete(old);
+      (old as QueuedJob)[QUEUED] = undefined;
       Object.defineProperty(old, 'reason', NO_REASON);
     }
     return super.delete(id);
@@ -85,7 +94,7 @@ export class PendingJobs extends Map<number, StoredJob> {
 
   /** What a queued job's `reason` reads: the latest pass's, or null until a pass has considered it. */
   reasonOf(j: StoredJob): Reason | null {
-    const q = queued.get(j);
+    const q = (j as QueuedJob)[QUEUED];
     if (!q || q.queue !== this || j.state !== 'PENDING' || q.since === this.passes || !this.latest) return null;
     return this.latest(pendingJob(j));
   }
