@@ -32,8 +32,23 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   initStateDir(home);
   const p = statePaths(home);
   const lockFd = fs.openSync(p.daemonLock, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
-  if (!flockExclusive(lockFd)) fail('xlurm daemon is already running');
+  if (!flockExclusive(lockFd)) { fs.closeSync(lockFd); fail('xlurm daemon is already running'); }
+  // What was set up so far, undone in reverse order when the daemon stops or
+  // its start fails half-way: a failed start must not keep daemon.lock (or
+  // its signal handlers) in a process that goes on, such as tests or a
+  // restart in the same process.
+  const undo: Array<() => void> = [() => fs.closeSync(lockFd)];
+  try {
+    await serve(cfg, home, p, undo);
+  } finally {
+    while (undo.length) {
+      try { undo.pop()!(); } catch { /* best effort: the rest must still be undone */ }
+    }
+  }
+}
 
+/** The daemon's life once it holds daemon.lock; `undo` collects how to take down what it sets up. */
+async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof statePaths>, undo: Array<() => void>): Promise<void> {
   let stopping: (() => void) | undefined;
   const stopped = new Promise<void>((resolve) => { stopping = resolve; });
   const onSignal = () => stopping!();
@@ -41,7 +56,9 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   process.on('SIGTERM', onSignal);
   // SIGHUP reloads the configuration once the daemon serves; before that it is ignored.
   let onHangup: () => void = () => undefined;
-  process.on('SIGHUP', () => onHangup());
+  const hangup = () => onHangup();
+  process.on('SIGHUP', hangup);
+  undo.push(() => { process.off('SIGINT', onSignal); process.off('SIGTERM', onSignal); process.off('SIGHUP', hangup); });
 
   // Library overrides and PATH come from the daemon's own environment, read
   // here once: nothing in a submitted job's environment reaches this.
@@ -55,10 +72,10 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   }
   let core!: Core;
   const devices = new DeviceManager(backends, () => core?.scheduleSoon(), logLine, pollIntervalFrom(process.env));
+  undo.push(() => devices.stop());
   const excludeFromFlag = keysFromFlags(cfg).includes('daemon.exclude_device_ids');
   for (const id of cfg.excludeIds) {
     if (!devices.hasId(id)) {
-      devices.stop();
       const key = 'daemon.exclude_device_ids';
       fail(excludeFromFlag ? `unknown device ID in --exclude-device-ids: ${id}`
         : formatProblem({ file: cfg.source.file, line: cfg.source.lines.get(key), key, problem: `unknown device ID ${id}` }));
@@ -66,12 +83,14 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
     devices.excluded.add(id);
   }
   const store = new Store(p.db);
+  undo.push(() => store.close());
   store.onSyncError = (e) => logLine(`cannot sync the job database: ${e.message}; waiting requests get a storage error`);
   const euid = process.geteuid!();
   const runner = new Runner(home, stepdPath(), euid === 0, {
     finished: (id, o) => core.complete(id, o),
     deferred: (id, reason) => core.deferStart(id, reason),
   }, logLine, () => core.now());
+  undo.push(() => runner.stop());
   core = new Core(home, cfg, store, devices, runner, euid, logLine);
   // A missing lock file proves "never spawned" only within one boot: after a
   // power loss the file's (unsynced) directory entry may be gone although the
@@ -88,6 +107,7 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   const cleanupPeriod = (c: DaemonConfig) => Math.min(CLEANUP_INTERVAL_MS, Math.max(1000, c.retentionSecs * 1000));
   let cleanupTimer = setInterval(() => runCleanup(core), cleanupPeriod(cfg));
   cleanupTimer.unref();
+  undo.push(() => clearInterval(cleanupTimer));
   core.configApplied = (c) => {
     clearInterval(cleanupTimer);
     runCleanup(core);
@@ -121,10 +141,7 @@ export async function runDaemon(cfg: DaemonConfig): Promise<void> {
   clearInterval(cleanupTimer);
   try { fs.unlinkSync(p.socket); } catch { /* already gone */ }
   await server.close();
-  runner.stop();
-  devices.stop();
-  store.close();
-  fs.closeSync(lockFd); // releases daemon.lock
+  // Then, through `undo`: the runner, the store, the devices, the signal handlers, daemon.lock.
 }
 
 /** `daemon …` or `clean`; resolves to the process exit code. */

@@ -41,6 +41,9 @@ async function run(h: string, argv: string[], env: Record<string, string> = {}):
   }
 }
 
+/** Signal handlers now (tap installs its own once its first test runs). */
+const signalListeners = () => ({ SIGINT: process.listenerCount('SIGINT'), SIGTERM: process.listenerCount('SIGTERM'), SIGHUP: process.listenerCount('SIGHUP') });
+
 t.test('usage: exit 2', async (t) => {
   const r = await run(home(t), ['frob']);
   t.equal(r.code, 2);
@@ -53,6 +56,7 @@ t.test('clean prints its line', async (t) => {
 });
 
 t.test('a start that fails: exit 1 and one xlurm: line per problem', async (t) => {
+  const listeners = signalListeners();
   const h = home(t);
   const file = path.join(h, 'xlurm.toml');
   fs.writeFileSync(file, '[daemon]\nmax_running = 0\nbogus = true\n');
@@ -65,10 +69,13 @@ t.test('a start that fails: exit 1 and one xlurm: line per problem', async (t) =
   fs.writeFileSync(file, '[daemon]\nexclude_device_ids = [3]\n');
   r = await run(h, ['daemon', '--backend', 'none', '--config', file]);
   t.same([r.code, r.stderr], [1, `xlurm: ${file}:2: daemon.exclude_device_ids: unknown device ID 3\n`], 'an id the file names');
-  // Another home: a start that failed after taking daemon.lock leaves it held in this process.
-  const h2 = home(t);
-  r = await run(h2, ['daemon', '--backend', 'none', '--config', file, '--exclude-device-ids', '4']);
+  // The same home: the start that failed after taking daemon.lock let it go again.
+  r = await run(h, ['daemon', '--backend', 'none', '--config', file, '--exclude-device-ids', '4']);
   t.same([r.code, r.stderr], [1, 'xlurm: unknown device ID in --exclude-device-ids: 4\n'], 'an id an option names');
+  const fd = fs.openSync(statePaths(h).daemonLock, fs.constants.O_RDWR);
+  t.teardown(() => fs.closeSync(fd));
+  t.ok(flockExclusive(fd), 'a failed start leaves daemon.lock free');
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) t.equal(process.listenerCount(sig), listeners[sig], `no ${sig} handler left behind`);
 });
 
 t.test('a named vendor that cannot be discovered stops the start', async (t) => {
@@ -92,6 +99,7 @@ t.test('a second daemon on the same home is refused', async (t) => {
 });
 
 t.test('serves until stopped; SIGHUP reloads the file; the socket and the lock are let go', async (t) => {
+  const listeners = signalListeners();
   const h = home(t);
   const file = path.join(h, 'xlurm.toml');
   fs.writeFileSync(file, '[daemon]\nmax_running = 1\n');
@@ -111,4 +119,5 @@ t.test('serves until stopped; SIGHUP reloads the file; the socket and the lock a
   const fd = fs.openSync(statePaths(h).daemonLock, fs.constants.O_RDWR);
   t.teardown(() => fs.closeSync(fd));
   t.ok(flockExclusive(fd), 'daemon.lock is free');
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) t.equal(process.listenerCount(sig), listeners[sig], `no ${sig} handler left behind`);
 });
