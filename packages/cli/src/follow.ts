@@ -23,11 +23,12 @@
  * job's end.
  */
 import * as fs from 'node:fs';
-import type { Job } from '@xlurm/protocol';
+import type { Job, Reason } from '@xlurm/protocol';
 import { LogTail } from '@xlurm/protocol';
 import { ConnectError, ConnectionClosed, request as realRequest, stream as realStream } from './client';
 import type { StreamEnd } from './client';
 import { CliError } from './errors';
+import { reasonText } from './format/queue';
 import { formatUtc } from './format/time';
 import { sleep } from './sleep';
 
@@ -96,6 +97,11 @@ export class Follower {
   private lastState = 'PENDING';
   private startedPrinted = false;
   private finished = false;
+  /** The waiting line is out: `Pending:` lines may follow it. */
+  private waitingPrinted = false;
+  /** The pending job's latest reason, and the code of the last `Pending:` line. */
+  private reason: Reason | null = null;
+  private reasonShown: string | undefined;
   /** Direct path: wakes the reader (log grew, job changed, end). */
   private pokeReader: (() => void) | undefined;
 
@@ -142,11 +148,26 @@ export class Follower {
 
   private noteJob(job: Job): void {
     this.lastState = job.state;
+    this.reason = job.state === 'PENDING' ? job.reason ?? null : null;
     if (job.started_at !== null && job.started_at !== undefined && !this.startedPrinted) {
       this.startedPrinted = true;
       this.line('Task started.');
     }
+    this.showReason();
     this.pokeReader?.();
+  }
+
+  /**
+   * After the waiting line, and again whenever the code changes (a new
+   * message under the same code is not news): `Pending: <Code>: <message>`
+   * (docs/behaviour.md §20.4). The daemon pushes a job event when a
+   * followed job's code changes.
+   */
+  private showReason(): void {
+    if (!this.waitingPrinted || this.finished || this.startedPrinted || this.reason === null) return;
+    if (this.reason.code === this.reasonShown) return;
+    this.reasonShown = this.reason.code;
+    this.line(`Pending: ${reasonText(this.reason)}`);
   }
 
   /** Synchronous unless stdout applies backpressure: no promise per chunk on the fast path. */
@@ -265,7 +286,11 @@ export class Follower {
     this.noteJob(job);
     if (this.cancelRequested) void this.sendCancel(id);
     const waiting = setTimeout(() => {
-      if (!this.finished && this.lastState === 'PENDING' && !this.startedPrinted) this.line('Waiting for resources...');
+      if (!this.finished && this.lastState === 'PENDING' && !this.startedPrinted) {
+        this.line('Waiting for resources...');
+        this.waitingPrinted = true;
+        this.showReason();
+      }
     }, this.deps.waitingAfterMs ?? 1000);
     try {
       const file = this.deps.logFile?.(id);

@@ -326,3 +326,36 @@ t.test('direct path: a job that never started (no log) ends without output', asy
   t.equal(await new Follower(h.deps).follow(job('PENDING')), 130);
   t.equal(h.text(), '');
 });
+
+t.test('Pending lines: after the waiting line, then once per change of the reason code', async (t) => {
+  let conn: Conn | undefined;
+  const r = (code: string, message: string) => job('PENDING', { reason: { code, message } });
+  const d = await fakeDaemon(t, (c) => { conn = c; c.send({ v: 1, ok: true, event: 'job', job: r('Resources', 'needs 1 nv device: nv:0 held by job 4 (root)') }); });
+  const h = harness(d.home, { waitingAfterMs: 10 });
+  const p = new Follower(h.deps).follow(job('PENDING'));
+  await until(() => h.status.length === 2 && conn !== undefined);
+  t.match(h.status[0], /Job 5: Waiting for resources\.\.\.$/);
+  t.equal(h.status[1], '[xlurm] 2024-05-01 12:00:00 UTC Job 5: Pending: Resources: needs 1 nv device: nv:0 held by job 4 (root)');
+  // the same code with another message is not news; a new code is
+  conn!.send({ v: 1, ok: true, event: 'job', job: r('Resources', 'needs 1 nv device: nv:0 held by job 6 (root)') });
+  conn!.send({ v: 1, ok: true, event: 'job', job: r('MaxRunning', '1 job running (limit 1)') });
+  await until(() => h.status.length === 3);
+  t.equal(h.status[2], '[xlurm] 2024-05-01 12:00:00 UTC Job 5: Pending: MaxRunning: 1 job running (limit 1)');
+  conn!.send({ v: 1, ok: true, event: 'job', job: running() });
+  conn!.send({ v: 1, ok: true, event: 'end', job: done('COMPLETED', 0), offset: 0 });
+  t.equal(await p, 0);
+  t.equal(h.status.length, 4);
+  t.match(h.status[3], /Task started\.$/);
+});
+
+t.test('no Pending line before the waiting line', async (t) => {
+  const d = await fakeDaemon(t, (c) => {
+    c.send({ v: 1, ok: true, event: 'job', job: job('PENDING', { reason: { code: 'Resources', message: 'x' } }) });
+    c.send({ v: 1, ok: true, event: 'job', job: running() });
+    c.send({ v: 1, ok: true, event: 'end', job: done('COMPLETED', 0), offset: 0 });
+    c.socket.end();
+  });
+  const h = harness(d.home, { waitingAfterMs: 3000 });
+  t.equal(await new Follower(h.deps).follow(job('PENDING')), 0);
+  t.same(h.status, ['[xlurm] 2024-05-01 12:00:00 UTC Job 5: Task started.']);
+});

@@ -19,6 +19,7 @@ export async function printLog(id: number): Promise<void> {
 const QUEUE_OPTIONS = {
   all: { alias: 'a', type: 'boolean', describe: 'Include finished jobs (latest 100), with full dates' },
   log: { type: 'boolean', describe: "Print the job's log (requires JOB_ID)" },
+  long: { alias: 'l', type: 'boolean', describe: 'Add a REASON column (why a pending job waits)' },
   json: { type: 'boolean', describe: 'Print JSON' },
   cancel: { type: 'string', describe: 'Cancel job ID (same as xcancel ID)' },
 } as const;
@@ -52,7 +53,7 @@ const queue: XCommand = {
     // The daemon selects the newest rows itself, so the cost does not grow with history;
     // selectRows applies the same rule again (a no-op on such a reply) and sorts.
     const rows = selectRows(await request('queue', { all, limit: QUEUE_ROWS }) as JobSummary[], all);
-    await writeOut(flag(args.json) ? pretty(rows) : queueTable(rows, all));
+    await writeOut(flag(args.json) ? pretty(rows) : queueTable(rows, all, undefined, flag(args.long)));
   },
 };
 

@@ -1,5 +1,5 @@
 /** xqueue output: row selection, table (docs/behaviour.md §4.4) and detail text (§4.3). */
-import type { Device, Job, JobState, JobSummary } from '@xlurm/protocol';
+import type { Device, Job, JobState, JobSummary, Reason } from '@xlurm/protocol';
 import { KIND_LABEL, isTerminal } from '@xlurm/protocol';
 import { formatDuration, since } from './duration';
 import { escapeDebug } from './escape';
@@ -77,17 +77,36 @@ export function tableClock(nowMs = Date.now()): TableClock {
  * The xqueue table. Start times are shown in the local zone at the table's
  * single offset (named in the header), so every cell agrees with the header.
  */
-export function queueTable(rows: readonly JobSummary[], all: boolean, clock: TableClock = tableClock()): string {
-  const headers = ['JOB', 'USER', 'STATE', 'DEVICES', `STARTED (UTC${formatOffset(clock.offsetMinutes)})`, 'WAIT', 'RUN', 'NAME'];
+export function queueTable(
+  rows: readonly JobSummary[], all: boolean, clock: TableClock = tableClock(), long = false,
+): string {
+  const headers = ['JOB', 'USER', 'STATE', 'DEVICES', `STARTED (UTC${formatOffset(clock.offsetMinutes)})`, 'WAIT', 'RUN'];
+  // The REASON column only in the long form: the default table keeps the core's exact columns
+  // (docs/behaviour.md §20.4), which scripts parse.
+  if (long) headers.push('REASON');
+  headers.push('NAME');
   const cells = rows.map((j) => {
     const { wait, run } = waitAndRun(j.submitted_at, j.started_at, j.finished_at, clock.now);
-    return [
+    const row = [
       String(j.id), j.owner.name, stateLabel(j.state), devicesCell(j),
       j.started_at === null ? '-' : formatShifted(j.started_at, clock.offsetMinutes, all),
-      wait, run, escapeDebug(j.name),
+      wait, run,
     ];
+    if (long) row.push(reasonCell(j));
+    row.push(escapeDebug(j.name));
+    return row;
   });
   return renderTable(headers, cells);
+}
+
+/** The REASON cell: the code for a PENDING job, `-` otherwise (and before its first pass). */
+export function reasonCell(job: Pick<JobSummary, 'state' | 'reason'>): string {
+  return job.state === 'PENDING' && job.reason ? job.reason.code : '-';
+}
+
+/** `<Code>: <message>`, as in `xqueue ID`'s `Reason:` line and xrun's `Pending:` line. */
+export function reasonText(reason: Reason): string {
+  return `${reason.code}: ${reason.message}`;
 }
 
 /** `xqueue <id>` detail text (docs/behaviour.md §4.3), with the start time in the local zone. */
@@ -114,5 +133,7 @@ export function jobDetail(job: Job, now: number): string {
     lines.push(`Exit code: ${job.result.exit_code}`);
     if (job.result.error !== null && job.result.error !== undefined) lines.push(`Error: ${job.result.error}`);
   }
+  // Last, so the core's lines keep their positions (docs/behaviour.md §20.4).
+  if (job.state === 'PENDING' && job.reason) lines.push(`Reason: ${reasonText(job.reason)}`);
   return lines.map((l) => l + '\n').join('');
 }

@@ -128,3 +128,35 @@ t.test('detail text', async (t) => {
     state: 'TIMED_OUT', started_at: T0, result: { state: 'TIMED_OUT', exit_code: 124, finished_at: T0 + 5, error: null },
   }), T0 + 1000), /^Job 42: TimedOut\n[^]*Started at: 2024-05-01 00:00:00 UTC\+0\nWait time: 00:00:00\nRun time: 00:00:05\nExit code: 124\n$/);
 });
+
+t.test('detail text ends with the Reason line for a pending job (docs/behaviour.md §20.4)', async (t) => {
+  process.env.TZ = 'UTC';
+  const reason = { code: 'Resources' as const, message: 'needs 2 nv devices: nv:0 held by job 12 (alice), nv:1 busy (pid 4242, not started by xlurm)' };
+  t.equal(jobDetail(job({ reason }), T0 + 90),
+    'Job 42: Pending\nName: python\nUser: alice (UID 1000)\nDirectory: /home/alice/proj\nLog: xqueue 42 --log\n'
+    + 'Devices: -\nStarted at: -\nWait time: 00:01:30\nRun time: -\n'
+    + 'Reason: Resources: needs 2 nv devices: nv:0 held by job 12 (alice), nv:1 busy (pid 4242, not started by xlurm)\n');
+  t.notMatch(jobDetail(job({ reason: null }), T0 + 90), /Reason:/, 'no line before the first pass has considered it');
+  t.notMatch(jobDetail(job({ state: 'RUNNING', started_at: T0, reason }), T0 + 90), /Reason:/, 'only PENDING jobs have a reason line');
+});
+
+t.test('long table: REASON before NAME; the default table is unchanged', async (t) => {
+  process.env.TZ = 'UTC';
+  const clock = tableClock((T0 + 61) * 1000);
+  t.equal(queueTable([], false, clock, true), 'JOB USER STATE DEVICES STARTED (UTC+0) WAIT RUN REASON NAME\n');
+  const rows = [
+    summary(7, { state: 'RUNNING', devices: [dev('nvidia', 0)], started_at: T0 + 1, reason: null }),
+    summary(8, { reason: { code: 'Resources', message: 'needs 1 nv device: nv:0 held by job 7 (alice)' } }),
+    summary(9, { reason: null }),
+  ];
+  t.equal(queueTable(rows, false, clock, true),
+    'JOB USER  STATE   DEVICES STARTED (UTC+0) WAIT     RUN      REASON    NAME\n'
+    + '7   alice RUNNING nv:[0]  05-01 00:00:01  00:00:01 00:01:00 -         job7\n'
+    + '8   alice PENDING auto:1  -               00:01:01 -        Resources job8\n'
+    + '9   alice PENDING auto:1  -               00:01:01 -        -         job9\n');
+  t.equal(queueTable(rows, false, clock),
+    'JOB USER  STATE   DEVICES STARTED (UTC+0) WAIT     RUN      NAME\n'
+    + '7   alice RUNNING nv:[0]  05-01 00:00:01  00:00:01 00:01:00 job7\n'
+    + '8   alice PENDING auto:1  -               00:01:01 -        job8\n'
+    + '9   alice PENDING auto:1  -               00:01:01 -        job9\n');
+});
