@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 import type { Options } from 'yargs';
 import type { DeviceKind, Job, JobRequest, Submission } from '@xlurm/protocol';
-import { KIND_NAMES, checkRequest, parseKind } from '@xlurm/protocol';
+import { KIND_NAMES, checkRequest, durationError, parseKind, timeLimitSeconds } from '@xlurm/protocol';
 import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
 import { CliError, UsageError, osErrorText } from './errors';
 
@@ -12,7 +12,7 @@ export const SUBMIT_OPTIONS: Readonly<Record<string, Options>> = {
   'exclude-device-ids': { alias: 'x', type: 'string', describe: 'Device IDs this job must not get, comma-separated (repeatable; not with -i)' },
   device: { type: 'string', describe: `Restrict to one vendor [possible values: ${KIND_NAMES.join(', ')}]` },
   name: { alias: 'n', type: 'string', describe: 'Job name' },
-  'time-limit': { alias: 't', type: 'string', describe: 'Wall-clock limit in seconds, measured from launch' },
+  'time-limit': { alias: 't', type: 'string', describe: 'Wall-clock limit, measured from launch: seconds, a number with s, m, h or d, or MM:SS, HH:MM:SS, D-HH:MM:SS' },
 };
 
 /** The options as typed values (parse errors are usage errors, exit 2). */
@@ -31,7 +31,7 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
   const excludes = many(args['exclude-device-ids']);
   const device = single(args.device, '--device <KIND>');
   const name = single(args.name, '--name <NAME>');
-  const limit = single(args['time-limit'], '--time-limit <SECS>');
+  const limit = single(args['time-limit'], '--time-limit <TIME>');
   let kind: DeviceKind | null = null;
   if (device !== undefined) {
     const k = parseKind(present(device, '--device <KIND>'));
@@ -44,8 +44,15 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
     excludeIds: excludes.length ? parseIdList(excludes, '--exclude-device-ids <LIST>') : undefined,
     kind,
     name,
-    timeLimit: limit === undefined ? null : parseUnsigned(present(limit, '--time-limit <SECS>'), '--time-limit <SECS>'),
+    timeLimit: limit === undefined ? null : parseTimeLimit(present(limit, '--time-limit <TIME>')),
   };
+}
+
+/** `-t`: a duration or one of Slurm's clock forms (docs/behaviour.md §20.1); zero is left to checkRequest. */
+function parseTimeLimit(text: string): number {
+  const secs = timeLimitSeconds(text);
+  if (secs === null) throw new UsageError(durationError(text));
+  return secs;
 }
 
 /**

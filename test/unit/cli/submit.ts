@@ -19,6 +19,8 @@ t.test('values are typed; id lists come from every repetition, comma-separated',
     { gpus: 2, deviceIds: [1, 3, 5], excludeIds: undefined, kind: 'nvidia', name: 'n', timeLimit: 60 });
   t.same(parseSubmitFlags({ 'exclude-device-ids': '0,2', device: 'hcu' }), { ...NONE, excludeIds: [0, 2], kind: 'hcu' });
   t.same(parseSubmitFlags({ gpus: '+0' }).gpus, 0, "Rust's leading +");
+  t.same(['90', '15m', '2h', '1d', '05:30', '1:00:00', '1-00:00:00'].map((v) => parseSubmitFlags({ 'time-limit': v }).timeLimit),
+    [90, 900, 7200, 86400, 330, 3600, 86400], '-t: durations and Slurm clock forms, as seconds');
 });
 
 t.test('parse errors are usage errors with the option named', async (t) => {
@@ -31,7 +33,8 @@ t.test('parse errors are usage errors with the option named', async (t) => {
   usage({ 'exclude-device-ids': 'a' }, "invalid value 'a' for '--exclude-device-ids <LIST>': invalid digit found in string");
   usage({ device: 'cuda' }, "invalid value 'cuda' for '--device <KIND>' [possible values: nvidia, nv, ascend, asc, mthreads, mtt, metax, mx, ppu, hcu]");
   usage({ device: '' }, "a value is required for '--device <KIND>' but none was supplied");
-  usage({ 'time-limit': '-1' }, "invalid value '-1' for '--time-limit <SECS>': invalid digit found in string");
+  usage({ 'time-limit': '-1' }, "invalid duration '-1': use seconds, or a number with s, m, h or d");
+  usage({ 'time-limit': '1:60' }, "invalid duration '1:60': use seconds, or a number with s, m, h or d");
   usage({ name: ['a', 'b'] }, "the argument '--name <NAME>' cannot be used multiple times");
 });
 
