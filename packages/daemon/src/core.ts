@@ -18,6 +18,7 @@ import type { Prepared } from './runner/runner';
 import { PendingJobs, pendingJob } from './pending-jobs';
 import { deviceKey, type DeviceBlock } from './scheduler/place';
 import { schedule, type PendingJob } from './scheduler/schedule';
+import { effectiveTimeLimit } from './time-policy';
 import { toWireJob, type Store, type StoredJob } from './store/store';
 
 /** The free devices of a pass that cannot start anything (every slot taken). */
@@ -156,7 +157,9 @@ export class Core {
    * error. Throws (nothing changed) when it cannot be inserted.
    */
   submit(owner: Owner, spec: Submission): Promise<Job> {
-    const job = this.store.insert(owner, spec, this.now());
+    // The administrator's limits as they are now: the spec keeps the effective values.
+    const limit = effectiveTimeLimit(spec.time_limit ?? null, this.config);
+    const job = this.store.insert(owner, limit === (spec.time_limit ?? null) ? spec : { ...spec, time_limit: limit }, this.now());
     this.pending.set(job.id, job);
     this.scheduleSoon();
     const reply = toWireJob(job);

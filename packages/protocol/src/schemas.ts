@@ -166,12 +166,20 @@ export const DaemonSettingsView = Type.Object({
   exclude_device_ids: Type.Array(Type.Integer(), { description: 'from the file or option; `xlurm exclude` changes are in status.excluded' }),
 }, { additionalProperties: false });
 
+/** `[limits]` (docs/behaviour.md §21.6): durations in their largest exact unit; a key not set is absent, as in the file. */
+export const LimitsSettingsView = Type.Object({
+  default_time_limit: Type.Optional(Type.String()),
+  max_time_limit: Type.Optional(Type.String()),
+  kill_grace: Type.String(),
+  default_queue_timeout: Type.Optional(Type.String()),
+}, { additionalProperties: false });
+
 /** `xlurm config show`: the running daemon's effective configuration. */
 export const ConfigView = Type.Object({
   file: Type.String({ description: 'absolute path of the configuration file the daemon reads' }),
   found: Type.Boolean({ description: 'false: the default file does not exist and every key has its default' }),
   from_flags: Type.Array(Type.String(), { description: 'dotted keys set by command-line options, which win over the file' }),
-  config: Type.Object({ daemon: DaemonSettingsView }, { additionalProperties: false }),
+  config: Type.Object({ daemon: DaemonSettingsView, limits: Type.Optional(LimitsSettingsView) }, { additionalProperties: false }),
 }, { additionalProperties: false });
 export type ConfigView = Static<typeof ConfigView>;
 

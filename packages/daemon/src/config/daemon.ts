@@ -16,6 +16,11 @@ export interface DaemonSettings {
   retention: string;
   retentionSecs: number;
   excludeIds: number[];
+  /** `[limits]` (docs/behaviour.md §21.6), in seconds; null: not set. */
+  defaultTimeLimit: number | null;
+  maxTimeLimit: number | null;
+  killGrace: number;
+  defaultQueueTimeout: number | null;
 }
 
 /** Where the settings came from: what a reload reads again and re-applies. */
@@ -36,6 +41,7 @@ export interface DaemonConfig extends DaemonSettings {
 
 export const DEFAULT_SETTINGS: Readonly<DaemonSettings> = {
   backend: 'auto', maxRunning: 32, retention: '7d', retentionSecs: 7 * 86400, excludeIds: [],
+  defaultTimeLimit: null, maxTimeLimit: null, killGrace: 1, defaultQueueTimeout: null,
 };
 
 /** Each setting's key in the file and its option, in the file's order. */
@@ -71,6 +77,11 @@ export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named:
     s.retentionSecs = durationSecs(d.retention);
   }
   if (d.exclude_device_ids !== undefined) s.excludeIds = [...d.exclude_device_ids];
+  const l = loaded.settings.limits ?? {};
+  if (l.default_time_limit !== undefined) s.defaultTimeLimit = durationSecs(l.default_time_limit);
+  if (l.max_time_limit !== undefined) s.maxTimeLimit = durationSecs(l.max_time_limit);
+  if (l.kill_grace !== undefined) s.killGrace = durationSecs(l.kill_grace);
+  if (l.default_queue_timeout !== undefined) s.defaultQueueTimeout = durationSecs(l.default_queue_timeout);
   const f = args.flags;
   if (f.backend !== undefined) s.backend = f.backend;
   if (f.maxRunning !== undefined) s.maxRunning = f.maxRunning;

@@ -29,8 +29,23 @@ export const DaemonSection = Type.Object({
   })),
 }, { additionalProperties: false });
 
+/** A duration where a limit is meant: zero is refused (docs/behaviour.md §20.1). */
+const Limit = (description: string) => Type.Union([
+  Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  Type.String({ pattern: '^[0-9]*[1-9][0-9]*[smhd]?$' }),
+], { description, problem: "invalid duration '%s': use seconds, or a number with s, m, h or d" });
+
+/** Time policy (docs/behaviour.md §21.6). */
+export const LimitsSection = Type.Object({
+  default_time_limit: Type.Optional(Limit('time limit of a job submitted without -t; unset: none')),
+  max_time_limit: Type.Optional(Limit('larger -t refused at submission; unset: no cap')),
+  kill_grace: Type.Optional(Duration('SIGTERM to SIGKILL on cancel and time-out; default 1s')),
+  default_queue_timeout: Type.Optional(Limit('longest a job without --timeout may stay pending; unset: unlimited')),
+}, { additionalProperties: false });
+
 export const ConfigSchema = Type.Object({
   daemon: Type.Optional(DaemonSection),
+  limits: Type.Optional(LimitsSection),
 }, { additionalProperties: false });
 
 export type ConfigFile = Static<typeof ConfigSchema>;

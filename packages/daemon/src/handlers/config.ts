@@ -1,5 +1,9 @@
+import { formatDurationSecs } from '@xlurm/protocol';
 import { keysFromFlags } from '../config/daemon';
 import type { Handler } from './types';
+
+/** A limit that is set, as `{key: "1d"}`; nothing when it is not (as in the file). */
+const shown = (key: string, secs: number | null): Record<string, string> => (secs === null ? {} : { [key]: formatDurationSecs(secs) });
 
 /** The effective settings (any user: the file holds no secrets, see config/load.ts). */
 export const config: Handler<'config'> = ({ core }) => {
@@ -10,6 +14,10 @@ export const config: Handler<'config'> = ({ core }) => {
     from_flags: keysFromFlags(c),
     config: {
       daemon: { backend: c.backend, max_running: c.maxRunning, retention: c.retention, exclude_device_ids: [...c.excludeIds] },
+      limits: {
+        ...shown('default_time_limit', c.defaultTimeLimit), ...shown('max_time_limit', c.maxTimeLimit),
+        kill_grace: formatDurationSecs(c.killGrace), ...shown('default_queue_timeout', c.defaultQueueTimeout),
+      },
     },
   };
 };
