@@ -233,6 +233,28 @@ export class Core {
     if (!this.passQueued) return;
     this.passQueued = false;
     this.pass();
+    this.tellReasonChanges();
+  }
+
+  /**
+   * The reason code last told to each followed job's listeners. xrun prints
+   * a `Pending:` line whenever the code changes (docs/behaviour.md §20.4), so
+   * after each pass the followed pending jobs whose code changed are pushed
+   * as a `job` event. Only jobs with listeners are looked at: a pass over a
+   * long queue pays nothing for the jobs nobody follows.
+   */
+  private readonly reasonTold = new Map<number, string | null>();
+
+  private tellReasonChanges(): void {
+    if (this.listeners.size === 0 && this.reasonTold.size === 0) return;
+    for (const id of this.reasonTold.keys()) if (!this.listeners.has(id)) this.reasonTold.delete(id);
+    for (const id of this.listeners.keys()) {
+      const j = this.pending.get(id);
+      if (!j) continue;
+      const code = j.reason?.code ?? null;
+      if (this.reasonTold.get(id) === code) continue;
+      this.notify(j);
+    }
   }
 
   private pass(): void {
@@ -399,6 +421,8 @@ export class Core {
   listen(id: number, fn: JobListener): () => void {
     let set = this.listeners.get(id);
     if (!set) { set = new Set(); this.listeners.set(id, set); }
+    // The new follower is sent the job as it is now: only later changes of its code are news.
+    if (!this.reasonTold.has(id)) this.reasonTold.set(id, this.pending.get(id)?.reason?.code ?? null);
     set.add(fn);
     return () => { set!.delete(fn); if (set!.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id); };
   }
@@ -407,6 +431,7 @@ export class Core {
     const set = this.listeners.get(j.id);
     if (!set) return;
     const wire = toWireJob(j);
+    this.reasonTold.set(j.id, wire.reason?.code ?? null);
     for (const fn of [...set]) fn(wire);
   }
 

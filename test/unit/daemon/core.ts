@@ -246,3 +246,26 @@ t.test('pass: every pending job gets the reason of the latest pass (Resources, M
   await startedBy(tc, b.id);
   t.equal(reasonOf(b.id), null);
 });
+
+t.test('listeners of a pending job are told when its reason code changes, not when only the message does', async (t) => {
+  const tc = await makeCore(t, { devices: 2, maxRunning: 2 });
+  const reasonOf = (id: number) => tc.core.current(id)?.reason ?? null;
+  const a = await tc.core.submit(alice, spec({ count: 1 }));
+  await startedBy(tc, a.id);
+  const b = await tc.core.submit(alice, spec({ count: 2 }));
+  await waitFor(() => reasonOf(b.id), { what: 'a reason for the 2-device job' });
+  const seen: Job[] = [];
+  tc.core.listen(b.id, (j) => seen.push(j));
+  tc.core.exclude([1]);
+  await waitFor(() => reasonOf(b.id)?.message.includes('excluded'), { what: 'the exclusion in the reason' });
+  t.same(seen, [], 'a new message under the same code is not pushed');
+  const c = await tc.core.submit(alice, spec());
+  await startedBy(tc, c.id);
+  await tc.core.submit(alice, spec());
+  await waitFor(() => seen.length > 0, { what: 'the change to MaxRunning pushed' });
+  t.same(seen.map((j) => [j.state, j.reason?.code]), [['PENDING', 'MaxRunning']]);
+  tc.core.include([1]);
+  t.equal(tc.core.complete(a.id, { state: 'COMPLETED', exit_code: 0, finished_at: tc.core.now(), error: null }), undefined);
+  await waitFor(() => seen.some((j) => j.state === 'RUNNING'), { what: 'the start pushed' });
+  t.same(seen.map((j) => [j.state, j.reason?.code ?? null]), [['PENDING', 'MaxRunning'], ['RUNNING', null]], 'one event per change');
+});
