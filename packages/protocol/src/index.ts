@@ -13,7 +13,7 @@ export * from './request';
 export type * from './messages';
 export type {
   DeviceKind, JobState, TerminalState, Device, Owner, Submission, Outcome, Job, JobSummary, Reason, ReasonCode,
-  DeviceStatus, DeviceView, DaemonStatus, ConfigView, OpName, OpArgs, OpResult,
+  DeviceStatus, DeviceView, PoolView, DaemonStatus, ConfigView, OpName, OpArgs, OpResult,
 } from './schemas';
 export * from './state-dir';
 export * from './log-tail';

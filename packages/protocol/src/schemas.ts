@@ -136,6 +136,28 @@ export const DeviceView = Type.Object({
 }, { additionalProperties: false });
 export type DeviceView = Static<typeof DeviceView>;
 
+/** One vendor pool as `xinfo --pools` shows it (docs/behaviour.md §21.7). */
+export const PoolView = Type.Object({
+  kind: DeviceKind,
+  label: Type.String({ description: 'the short label of device names: nv, asc, …' }),
+  total: Type.Integer(),
+  free: Type.Integer({ description: 'devices a job could get now' }),
+  excluded: Type.Integer(),
+  unknown: Type.Integer(),
+  groups: Type.Array(Type.Object({
+    devices: Type.Array(Type.Integer()),
+    free: Type.Array(Type.Integer()),
+  }, { additionalProperties: false }), { description: 'the device groups with their free devices; empty when the topology is unknown' }),
+  largest_now: Type.Integer({ description: 'the most devices one request could get now, under the host group affinity' }),
+  largest_ever: Type.Integer({ description: 'the most devices one request could ever get' }),
+  reservation: Nullable(Type.Object({
+    job: JobId,
+    devices: Type.Array(Type.Integer()),
+    expected_start: Nullable(UnixSeconds),
+  }, { additionalProperties: false })),
+}, { additionalProperties: false });
+export type PoolView = Static<typeof PoolView>;
+
 const Empty = Type.Object({}, { additionalProperties: false });
 const ById = Type.Object({ id: JobId }, { additionalProperties: false });
 const DeviceIds = Type.Object({
@@ -211,6 +233,7 @@ export const Ops = {
     res: Empty, doc: 'stream state changes and log bytes until the job has a result (owner or root)',
   },
   info: { req: Empty, res: Type.Array(DeviceView), doc: 'device views in inventory order' },
+  pools: { req: Empty, res: Type.Array(PoolView), doc: 'per vendor pool: counts, groups, the largest requests that fit now and ever, the reservation' },
   status: { req: Empty, res: DaemonStatus, doc: 'daemon version, backend, uptime, exclusions, job counts' },
   stop: { req: Empty, res: Empty, doc: 'daemon exits after replying; running jobs continue (administrator)' },
   restart: { req: Empty, res: Empty, doc: 'like stop, refused while jobs run (administrator)' },

@@ -1,20 +1,30 @@
-import type { DeviceView } from '@xlurm/protocol';
+import type { DeviceView, PoolView } from '@xlurm/protocol';
 import type { XCommand } from '../command';
 import { JSON_OPTION } from './json-option';
 import { flag, noExtra } from '../argv';
 import { request } from '../client';
-import { infoTable } from '../format/info';
+import { infoTable, poolsText } from '../format/info';
 import { writeOut } from '../io';
+
+const INFO_OPTIONS = {
+  pools: { type: 'boolean', describe: 'Show each vendor pool: free devices, groups, the largest request that fits now and ever, the reservation' },
+  ...JSON_OPTION,
+} as const;
 
 const info: XCommand = {
   command: 'info',
   aliases: ['xinfo'],
   describe: 'Show devices, their status and the jobs holding them',
   usage: '[OPTIONS]',
-  options: JSON_OPTION,
-  builder: (y) => y.options(JSON_OPTION),
+  options: INFO_OPTIONS,
+  builder: (y) => y.options(INFO_OPTIONS),
   async handler(args) {
     noExtra(args, 0);
+    if (flag(args.pools)) {
+      const pools = await request('pools', {}) as PoolView[];
+      await writeOut(flag(args.json) ? JSON.stringify(pools, null, 2) + '\n' : poolsText(pools));
+      return;
+    }
     const views = await request('info', {}) as DeviceView[];
     await writeOut(flag(args.json) ? JSON.stringify(views, null, 2) + '\n' : infoTable(views));
   },

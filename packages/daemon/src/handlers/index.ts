@@ -7,6 +7,7 @@ import { cancel } from './cancel';
 import { log } from './log';
 import { follow } from './follow';
 import { info } from './info';
+import { pools } from './pools';
 import { status } from './status';
 import { stop } from './stop';
 import { restart } from './restart';
@@ -15,4 +16,4 @@ import { include } from './include';
 import { config } from './config';
 import { reload } from './reload';
 
-export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, status, stop, restart, exclude, include, config, reload };
+export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, pools, status, stop, restart, exclude, include, config, reload };

@@ -1,6 +1,6 @@
 import t from 'tap';
-import type { DeviceView } from '@xlurm/protocol';
-import { INFO_HEADER, infoTable } from '../../../../packages/cli/src/format/info';
+import type { DeviceView, PoolView } from '@xlurm/protocol';
+import { INFO_HEADER, idRanges, infoTable, poolsText } from '../../../../packages/cli/src/format/info';
 
 const view = (kind: DeviceView['device']['kind'], id: number, status: DeviceView['status'], job: number | null, name: string, err?: string): DeviceView => {
   const v: DeviceView = { device: { kind, id, name, visible: `v${id}`, npu: null, chip: null }, job, status };
@@ -32,4 +32,29 @@ t.test('unknown devices show their monitoring error below the row', async (t) =>
     + 'nv:0         unknown     -      NVIDIA H100\n'
     + '             error: nvmlDeviceGetUUID: GPU is lost\n');
   t.equal(infoTable([view('nvidia', 0, 'unknown', null, 'x')]), 'DEVICE       STATUS      JOB    NAME\nnv:0         unknown     -      x\n');
+});
+
+t.test('pools text: one row per pool, then its groups', async (t) => {
+  process.env.TZ = 'UTC';
+  const pool = (over: Partial<PoolView>): PoolView => ({
+    kind: 'nvidia', label: 'nv', total: 8, free: 3, excluded: 1, unknown: 0,
+    groups: [{ devices: [0, 1, 2, 3], free: [1, 2] }, { devices: [4, 5, 6, 7], free: [] }],
+    largest_now: 2, largest_ever: 4, reservation: null, ...over,
+  });
+  t.equal(poolsText([
+    pool({ reservation: { job: 9, devices: [2, 3], expected_start: Date.UTC(2024, 4, 1, 12) / 1000 } }),
+    pool({ kind: 'ascend', label: 'asc', total: 2, free: 2, excluded: 0, groups: [], largest_now: 2, largest_ever: 2 }),
+  ]),
+  'POOL TOTAL FREE EXCLUDED UNKNOWN LARGEST-NOW LARGEST-EVER RESERVATION\n'
+    + 'nv   8     3    1        0       2           4            job 9: nv:2,nv:3, expected start 2024-05-01 12:00:00 UTC+0\n'
+    + 'asc  2     2    0        0       2           2            -\n'
+    + 'nv groups: 0-3 (free: 1,2), 4-7 (free: -)\n'
+    + 'asc groups: topology unknown\n');
+  t.equal(poolsText([pool({ reservation: { job: 9, devices: [2], expected_start: null } })]).split('\n')[1],
+    'nv   8     3    1        0       2           4            job 9: nv:2, expected start unknown');
+});
+
+t.test('id ranges', async (t) => {
+  t.equal(idRanges([]), '-');
+  t.equal(idRanges([5, 0, 1, 2, 7]), '0-2,5,7');
 });
