@@ -10,9 +10,12 @@ import { CLI_BIN, baseEnv } from '../helpers/env';
 import { Daemon, nodeCommand, runProcess, startDaemon, tempHome, type DaemonOpts } from '../helpers/daemon';
 import { MULTIUSER_SKIP, accounts, as, rootDaemon, sharedDir } from '../helpers/multiuser';
 import { waitFor } from '../helpers/wait';
+import { ConfigSchema } from '../../packages/daemon/src/config/schema';
 import type { Scope as Tap } from '../helpers/tap';
 
 const DAEMON_KEYS = 'backend, max_running, retention, exclude_device_ids';
+/** The tables an unknown top-level key's message lists: every section of the schema (features add theirs). */
+const TABLES = Object.keys(ConfigSchema.properties).map((k) => `[${k}]`).join(', ');
 
 /** A daemon that takes every setting from its file: no --backend or --max-running of the helper's. */
 class FileDaemon extends Daemon {
@@ -50,7 +53,7 @@ t.test('config check: ok, every problem with its line, a syntax error, missing f
   t.same([r.code, r.stdout, r.stderr], [0, `${good}: ok\n`, '']);
 
   const bad = path.join(dir, 'bad.toml');
-  fs.writeFileSync(bad, '[daemon]\nmax_running = "8"\nmax_runing = 3\nadmin_password = "x"\n\n[scheduler]\nmode = "reserve"\n');
+  fs.writeFileSync(bad, '[daemon]\nmax_running = "8"\nmax_runing = 3\nadmin_password = "x"\n\n[cluster]\nmode = "reserve"\n');
   r = await xlurm(t, ['config', 'check', bad]);
   t.equal(r.code, 1);
   t.equal(r.stdout, '');
@@ -58,7 +61,7 @@ t.test('config check: ok, every problem with its line, a syntax error, missing f
     `xlurm: ${bad}:2: daemon.max_running: must be an integer, not the string "8"`,
     `xlurm: ${bad}:3: daemon.max_runing: unknown key (known keys of [daemon]: ${DAEMON_KEYS})`,
     `xlurm: ${bad}:4: daemon.admin_password: looks like a credential; the configuration is shown to every user (xlurm config show), so keep secrets out of it`,
-    `xlurm: ${bad}:6: scheduler: unknown key (known tables: [daemon])`,
+    `xlurm: ${bad}:6: cluster: unknown key (known tables: ${TABLES})`,
     '',
   ].join('\n'));
 

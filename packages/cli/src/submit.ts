@@ -13,6 +13,8 @@ export const SUBMIT_OPTIONS: Readonly<Record<string, Options>> = {
   device: { type: 'string', describe: `Restrict to one vendor [possible values: ${KIND_NAMES.join(', ')}]` },
   name: { alias: 'n', type: 'string', describe: 'Job name' },
   'time-limit': { alias: 't', type: 'string', describe: 'Wall-clock limit, measured from launch: seconds, a number with s, m, h or d, or MM:SS, HH:MM:SS, D-HH:MM:SS' },
+  'group-affinity': { type: 'boolean', describe: "All devices from one device group, or wait (overrides the host's group_affinity)" },
+  'ignore-group-affinity': { type: 'boolean', describe: 'Any free devices, regardless of device groups (first fit)' },
 };
 
 /** The options as typed values (parse errors are usage errors, exit 2). */
@@ -23,6 +25,8 @@ export interface SubmitFlags {
   kind: DeviceKind | null;
   name?: string;
   timeLimit: number | null;
+  /** `--group-affinity` (require) / `--ignore-group-affinity` (off); absent: the host's. */
+  groupAffinity?: 'require' | 'off';
 }
 
 export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
@@ -32,6 +36,10 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
   const device = single(args.device, '--device <KIND>');
   const name = single(args.name, '--name <NAME>');
   const limit = single(args['time-limit'], '--time-limit <TIME>');
+  if (args['group-affinity'] === true && args['ignore-group-affinity'] === true) {
+    throw new UsageError("the argument '--group-affinity' cannot be used with '--ignore-group-affinity'");
+  }
+  const groupAffinity = args['group-affinity'] === true ? 'require' as const : args['ignore-group-affinity'] === true ? 'off' as const : undefined;
   let kind: DeviceKind | null = null;
   if (device !== undefined) {
     const k = parseKind(present(device, '--device <KIND>'));
@@ -45,6 +53,7 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
     kind,
     name,
     timeLimit: limit === undefined ? null : parseTimeLimit(present(limit, '--time-limit <TIME>')),
+    ...(groupAffinity ? { groupAffinity } : {}),
   };
 }
 
@@ -95,6 +104,7 @@ export function buildSubmission(p: SubmissionParts): Submission {
   s.kind = p.flags.kind;
   s.time_limit = p.flags.timeLimit;
   s.script = p.script;
+  if (p.flags.groupAffinity) s.group_affinity = p.flags.groupAffinity;
   return s;
 }
 

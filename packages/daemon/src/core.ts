@@ -16,7 +16,9 @@ import { formatProblem } from './config/load';
 import type { DeviceManager } from './devices/manager';
 import type { Prepared } from './runner/runner';
 import { PendingJobs, pendingJob } from './pending-jobs';
-import { deviceKey, type DeviceBlock } from './scheduler/place';
+import { deviceKey, type DeviceBlock, type Topology } from './scheduler/place';
+import { checkGroupIds } from './config/groups';
+import { hostTopology } from './devices/topology';
 import { schedule, type PendingJob } from './scheduler/schedule';
 import { effectiveTimeLimit } from './time-policy';
 import { toWireJob, type Store, type StoredJob } from './store/store';
@@ -87,6 +89,17 @@ export class Core {
 
   /** The settings in force; replaced only by applyConfig. */
   get cfg(): DaemonConfig { return this.config; }
+
+  private topo: { cfg: DaemonConfig; topology: Topology } | undefined;
+
+  /** The device groups in force and the host's affinity (docs/behaviour.md §21.5), made once per configuration. */
+  topology(): Topology {
+    if (this.topo?.cfg !== this.config) {
+      const c = this.config;
+      this.topo = { cfg: c, topology: hostTopology(c.groupAffinity, c.groups, this.deviceManager.discoveredGroups()) };
+    }
+    return this.topo.topology;
+  }
 
   /** The devices, read-only (see DeviceFacts). */
   get devices(): DeviceFacts { return this.deviceManager; }
@@ -266,7 +279,7 @@ export class Core {
     const pass = schedule({
       pending: full ? [] : this.pendingRequests(), cpuOnlyPending: this.pending.cpuOnly,
       running: this.running.size, maxRunning: this.cfg.maxRunning,
-      inventory: this.devices.inventory, free, blocked: full ? undefined : this.deviceBlocks(free),
+      inventory: this.devices.inventory, free, blocked: full ? undefined : this.deviceBlocks(free), topology: this.topology(),
     });
     const decisions = pass.decisions;
     if (decisions.length === 0) { this.pending.explain(pass.reasonOf); return; }
@@ -460,7 +473,13 @@ export class Core {
       throw new XlurmError('INVALID_CONFIG', fromFlag ? `${problem} in --exclude-device-ids`
         : formatProblem({ file: next.source.file, line: next.source.lines.get(key), key, problem }));
     }
+    const badGroup = checkGroupIds(next.groups, this.deviceManager.inventory);
+    if (badGroup) {
+      throw new XlurmError('INVALID_CONFIG', formatProblem({ file: next.source.file, line: next.source.lines.get(badGroup.key), ...badGroup }));
+    }
     const changed: string[] = [];
+    if (next.groupAffinity !== prev.groupAffinity) changed.push('devices.group_affinity');
+    if (JSON.stringify(next.groups) !== JSON.stringify(prev.groups)) changed.push('devices.groups');
     if (next.maxRunning !== prev.maxRunning) changed.push('daemon.max_running');
     if (next.retentionSecs !== prev.retentionSecs || next.retention !== prev.retention) changed.push('daemon.retention');
     const before = new Set(prev.excludeIds);

@@ -10,6 +10,7 @@ import { flockExclusive, stepdPath } from '@xlurm/native';
 import { ConfigError, parseDaemonArgs } from './config/args';
 import { configPath, keysFromFlags, loadDaemonConfig, type DaemonConfig } from './config/daemon';
 import { ConfigFileError, formatProblem } from './config/load';
+import { checkGroupIds } from './config/groups';
 import { Core } from './core';
 import { DeviceManager, pollIntervalFrom } from './devices/manager';
 import { DiscoveryError, discover } from './devices/discovery';
@@ -82,6 +83,8 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
     }
     devices.excluded.add(id);
   }
+  const badGroup = checkGroupIds(cfg.groups, devices.inventory);
+  if (badGroup) fail(formatProblem({ file: cfg.source.file, line: cfg.source.lines.get(badGroup.key), ...badGroup }));
   const store = new Store(p.db);
   undo.push(() => store.close());
   store.onSyncError = (e) => logLine(`cannot sync the job database: ${e.message}; waiting requests get a storage error`);

@@ -22,7 +22,7 @@ export function pendingJob(j: StoredJob): PendingJob {
   const s = j.spec;
   return {
     id: j.id, owner: j.owner.name, count: s.count, kind: s.kind ?? null, timeLimit: s.time_limit ?? null,
-    deviceIds: s.device_ids, excludeIds: s.exclude_ids,
+    deviceIds: s.device_ids, excludeIds: s.exclude_ids, groupAffinity: s.group_affinity ?? undefined,
   };
 }
 

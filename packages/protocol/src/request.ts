@@ -19,6 +19,11 @@ export interface JobRequest {
   excludeIds?: readonly number[];
   /** `-t`: seconds from launch; null: no limit. */
   timeLimit: number | null;
+  /**
+   * `--group-affinity` (require) / `--ignore-group-affinity` (off): overrides
+   * the host's group_affinity for this job; absent: the host's.
+   */
+  groupAffinity?: 'require' | 'off';
 }
 
 /** The request of a submission as sent (`device_ids`/`exclude_ids` only when present). */
@@ -26,6 +31,7 @@ export function requestOf(s: Submission): JobRequest {
   const r: JobRequest = { count: s.count, kind: s.kind ?? null, timeLimit: s.time_limit ?? null };
   if (s.device_ids !== undefined) r.deviceIds = s.device_ids;
   if (s.exclude_ids !== undefined) r.excludeIds = s.exclude_ids;
+  if (s.group_affinity) r.groupAffinity = s.group_affinity;
   return r;
 }
 

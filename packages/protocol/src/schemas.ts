@@ -63,6 +63,9 @@ export const Submission = Type.Object({
   kind: Type.Optional(Nullable(DeviceKind)),
   time_limit: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }))),
   script: Type.Optional(Nullable(Type.String())),
+  group_affinity: Type.Optional(Nullable(Type.Union([Type.Literal('require'), Type.Literal('off')], {
+    description: "--group-affinity (require) / --ignore-group-affinity (off): overrides the host's group_affinity; null or omitted: the host's",
+  }))),
 }, { additionalProperties: false });
 export type Submission = Static<typeof Submission>;
 

@@ -94,7 +94,18 @@ t.test('the submit reply must be a job with an id', async (t) => {
 });
 
 t.test('the options xrun and xbatch share', async (t) => {
-  t.same(Object.keys(SUBMIT_OPTIONS), ['gpus', 'device-ids', 'exclude-device-ids', 'device', 'name', 'time-limit']);
+  t.same(Object.keys(SUBMIT_OPTIONS), ['gpus', 'device-ids', 'exclude-device-ids', 'device', 'name', 'time-limit', 'group-affinity', 'ignore-group-affinity']);
   t.same([SUBMIT_OPTIONS.gpus!.alias, SUBMIT_OPTIONS['device-ids']!.alias, SUBMIT_OPTIONS['exclude-device-ids']!.alias, SUBMIT_OPTIONS.name!.alias, SUBMIT_OPTIONS['time-limit']!.alias],
     [['g', 'devices'], 'i', 'x', 'n', 't']);
+});
+
+t.test('--group-affinity and --ignore-group-affinity (docs/behaviour.md §21.5)', async (t) => {
+  t.equal(parseSubmitFlags({}).groupAffinity, undefined);
+  t.equal(parseSubmitFlags({ 'group-affinity': true }).groupAffinity, 'require');
+  t.equal(parseSubmitFlags({ 'ignore-group-affinity': true }).groupAffinity, 'off');
+  t.throws(() => parseSubmitFlags({ 'group-affinity': true, 'ignore-group-affinity': true }),
+    { message: "the argument '--group-affinity' cannot be used with '--ignore-group-affinity'" });
+  const parts = { command: ['true'], cwd: '/', env: {}, name: 'true', count: 2, script: null };
+  t.equal(buildSubmission({ ...parts, flags: parseSubmitFlags({ 'group-affinity': true }) }).group_affinity, 'require');
+  t.notOk('group_affinity' in buildSubmission({ ...parts, flags: parseSubmitFlags({}) }), 'absent unless given');
 });

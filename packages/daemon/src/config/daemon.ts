@@ -7,7 +7,8 @@
 import * as path from 'node:path';
 import { parseBackend } from '@xlurm/protocol';
 import { durationSecs, type DaemonArgs, type DaemonFlags } from './args';
-import { DEFAULT_CONFIG_PATH, readConfigFile } from './load';
+import { ConfigFileError, DEFAULT_CONFIG_PATH, readConfigFile } from './load';
+import { kindOfLabel, parseGroups, type DeclaredGroups } from './groups';
 
 export interface DaemonSettings {
   backend: string;
@@ -16,6 +17,9 @@ export interface DaemonSettings {
   retention: string;
   retentionSecs: number;
   excludeIds: number[];
+  /** `[devices]` (docs/behaviour.md §21.5): the host's affinity, and the groups declared per vendor. */
+  groupAffinity: 'prefer' | 'require' | 'off';
+  groups: DeclaredGroups;
   /** `[limits]` (docs/behaviour.md §21.6), in seconds; null: not set. */
   defaultTimeLimit: number | null;
   maxTimeLimit: number | null;
@@ -41,6 +45,7 @@ export interface DaemonConfig extends DaemonSettings {
 
 export const DEFAULT_SETTINGS: Readonly<DaemonSettings> = {
   backend: 'auto', maxRunning: 32, retention: '7d', retentionSecs: 7 * 86400, excludeIds: [],
+  groupAffinity: 'prefer', groups: {},
   defaultTimeLimit: null, maxTimeLimit: null, killGrace: 1, defaultQueueTimeout: null,
 };
 
@@ -68,7 +73,7 @@ export function configPath(args: DaemonArgs, env: NodeJS.ProcessEnv): { file: st
 export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named: boolean }): DaemonConfig {
   const loaded = readConfigFile(where.file, where.named);
   const d = loaded.settings.daemon ?? {};
-  const s: DaemonSettings = { ...DEFAULT_SETTINGS, excludeIds: [] };
+  const s: DaemonSettings = { ...DEFAULT_SETTINGS, excludeIds: [], groups: {} };
   // The schema allows only known names; labels (`nv`) become kinds, as for --backend.
   if (d.backend !== undefined) s.backend = parseBackend(d.backend) ?? d.backend;
   if (d.max_running !== undefined) s.maxRunning = d.max_running;
@@ -82,6 +87,16 @@ export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named:
   if (l.max_time_limit !== undefined) s.maxTimeLimit = durationSecs(l.max_time_limit);
   if (l.kill_grace !== undefined) s.killGrace = durationSecs(l.kill_grace);
   if (l.default_queue_timeout !== undefined) s.defaultQueueTimeout = durationSecs(l.default_queue_timeout);
+  const dv = loaded.settings.devices ?? {};
+  if (dv.group_affinity !== undefined) s.groupAffinity = dv.group_affinity;
+  for (const [label, text] of Object.entries(dv.groups ?? {})) {
+    const kind = kindOfLabel(label);
+    if (text === undefined || !kind) continue; // the schema allows only labels
+    const groups = parseGroups(text);
+    const key = `devices.groups.${label}`;
+    if (typeof groups === 'string') throw new ConfigFileError([{ file: loaded.file, line: loaded.lines.get(key), key, problem: groups }]);
+    s.groups[kind] = groups;
+  }
   const f = args.flags;
   if (f.backend !== undefined) s.backend = f.backend;
   if (f.maxRunning !== undefined) s.maxRunning = f.maxRunning;

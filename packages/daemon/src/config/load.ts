@@ -10,6 +10,7 @@ import Ajv, { type ErrorObject } from 'ajv';
 import type * as SmolToml from 'smol-toml' with { 'resolution-mode': 'import' };
 import { ConfigSchema, type ConfigFile } from './schema';
 import { keyLines, lineOf } from './lines';
+import { groupProblems } from './groups';
 
 /** Where the daemon looks when neither --config nor XLURM_CONFIG names a file. */
 export const DEFAULT_CONFIG_PATH = '/etc/xlurm/xlurm.toml';
@@ -142,6 +143,8 @@ export function checkConfigText(file: string, text: string): { settings: ConfigF
       if (d) problems.push({ file, line: lineOf(lines, d.key), key: d.key, problem: d.problem });
     }
   }
+  // What the schema cannot say: the syntax of [devices.groups] (docs/behaviour.md §21.5).
+  else for (const g of groupProblems(doc as ConfigFile)) problems.push({ file, line: lineOf(lines, g.key), ...g });
   if (problems.length) {
     problems.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
     throw new ConfigFileError(problems);

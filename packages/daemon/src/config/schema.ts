@@ -9,7 +9,7 @@
  * forms, where ajv's own words ("must match a schema in anyOf") would not help.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { BACKEND_NAMES, DURATION_PATTERN, U32_MAX } from '@xlurm/protocol';
+import { BACKEND_NAMES, DURATION_PATTERN, KINDS, KIND_LABEL, U32_MAX } from '@xlurm/protocol';
 
 /** Seconds as an integer, or an integer with one unit (protocol's duration.ts). */
 const Duration = (description: string) => Type.Union([
@@ -43,8 +43,20 @@ export const LimitsSection = Type.Object({
   default_queue_timeout: Type.Optional(Limit('longest a job without --timeout may stay pending; unset: unlimited')),
 }, { additionalProperties: false });
 
+/** Device groups and affinity (docs/behaviour.md §21.5); the groups' syntax is checked in groups.ts. */
+export const DevicesSection = Type.Object({
+  group_affinity: Type.Optional(Type.Union([Type.Literal('prefer'), Type.Literal('require'), Type.Literal('off')], {
+    description: 'keep a multi-device job within one device group: prefer (best fit), require, or off; default prefer',
+    problem: "invalid group_affinity '%s': use prefer, require or off",
+  })),
+  groups: Type.Optional(Type.Object(Object.fromEntries(KINDS.map((k) => [KIND_LABEL[k], Type.Optional(Type.String({
+    description: `groups of ${KIND_LABEL[k]} device ids: ';' between groups, ',' and ranges inside ("0-3;4-7"); replaces discovered topology`,
+  }))])), { additionalProperties: false })),
+}, { additionalProperties: false });
+
 export const ConfigSchema = Type.Object({
   daemon: Type.Optional(DaemonSection),
+  devices: Type.Optional(DevicesSection),
   limits: Type.Optional(LimitsSection),
 }, { additionalProperties: false });
 

@@ -18,6 +18,11 @@ export interface Backend {
   readonly kind: DeviceKind;
   /** Devices found at discovery, in the vendor's order (Ascend and HCU sorted by id). */
   readonly devices: readonly Device[];
+  /**
+   * Groups of device ids as the library reported the topology at discovery
+   * (docs/behaviour.md §21.5); undefined: the library reports none (unknown).
+   */
+  readonly groups?: readonly (readonly number[])[];
   /** Query the given devices (by id). Must resolve, never reject, within its deadline. */
   probe(ids: readonly number[]): Promise<Map<number, ProbeResult>>;
   /** Release the library. */

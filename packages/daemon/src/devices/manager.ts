@@ -3,7 +3,7 @@
  * allocations. Fail closed: only a device whose latest probe said `idle`, that
  * is not excluded and not held by a running job, is free.
  */
-import type { Device, DeviceView } from '@xlurm/protocol';
+import type { Device, DeviceKind, DeviceView } from '@xlurm/protocol';
 import { KIND_LABEL } from '@xlurm/protocol';
 import { deviceKey } from '../scheduler/place';
 import type { Backend, ProbeResult } from './backend';
@@ -48,6 +48,13 @@ export class DeviceManager {
   }
 
   get kinds(): string[] { return this.backends.map((b) => b.kind); }
+
+  /** Per vendor, the groups its library reported at discovery (vendors without: unknown topology). */
+  discoveredGroups(): Map<DeviceKind, readonly (readonly number[])[]> {
+    const m = new Map<DeviceKind, readonly (readonly number[])[]>();
+    for (const b of this.backends) if (b.groups) m.set(b.kind, b.groups);
+    return m;
+  }
 
   /** All ids of the inventory (for validating exclusions). */
   hasId(id: number): boolean { return this.inventory.some((d) => d.id === id); }

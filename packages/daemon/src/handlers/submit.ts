@@ -41,8 +41,9 @@ export const submit = (({ core, caller }, spec) => {
     ...(spec.device_ids ? { device_ids: spec.device_ids } : {}),
     ...(spec.exclude_ids ? { exclude_ids: spec.exclude_ids } : {}),
     kind: spec.kind ?? null, time_limit: spec.time_limit ?? null, script: spec.script ?? null,
+    ...(spec.group_affinity ? { group_affinity: spec.group_affinity } : {}),
   };
-  const unplaceable = checkPlaceable(request, core.devices.inventory, (d) => core.devices.isEnabled(d));
+  const unplaceable = checkPlaceable(request, core.devices.inventory, (d) => core.devices.isEnabled(d), core.topology());
   if (unplaceable) throw new XlurmError(unplaceable.code, unplaceable.message);
   // Acknowledged only once committed (group commit with the other submits of this turn).
   return core.submit({ uid: caller.uid, gid: caller.gid, name: account.name }, normalized);

@@ -16,7 +16,7 @@ import type { Device, Reason } from '@xlurm/protocol';
 import { KINDS } from '@xlurm/protocol';
 import { admit, admitNone, explainAdmit, type AdmitCode, type AdmitState } from './admit';
 import { order } from './order';
-import { deviceKey, explainPlace, place, type DeviceBlock, type DeviceSituation } from './place';
+import { deviceKey, explainPlace, place, type DeviceBlock, type DeviceSituation, type Topology } from './place';
 import type { PendingJob } from './pending-job';
 
 export type { PendingJob } from './pending-job';
@@ -41,6 +41,8 @@ export interface SchedulerInput {
    * missing here reads as "not free".
    */
   blocked?: ReadonlyMap<string, DeviceBlock>;
+  /** Device groups and the host's affinity (docs/behaviour.md §21.5); absent: first fit. */
+  topology?: Topology;
 }
 
 export interface Pass {
@@ -77,7 +79,7 @@ export function schedule(input: SchedulerInput): Pass {
     if (job.count === 0) cpuOnlyLeft--;
     if (admit(job, state)) continue;
     if (job.count > (job.kind ? freeOf.get(job.kind) ?? 0 : mostFree)) continue;
-    const devices = place(job, input.inventory, usable);
+    const devices = place(job, input.inventory, usable, input.topology);
     if (!devices) continue;
     for (const d of devices) taken.set(deviceKey(d), job);
     if (devices.length) {
@@ -93,8 +95,9 @@ export function schedule(input: SchedulerInput): Pass {
 /** A request's identity for the reason cache: a number for the common shapes, else a string. */
 function shapeKey(job: PendingJob): number | string {
   const kind = job.kind ? KINDS.indexOf(job.kind) + 1 : 0;
-  if (!job.deviceIds && !job.excludeIds?.length) return job.count * 16 + kind;
-  return `${kind}|${job.count}|${job.deviceIds?.join(',') ?? ''}|${job.excludeIds?.join(',') ?? ''}`;
+  const affinity = job.groupAffinity === 'require' ? 1 : job.groupAffinity === 'off' ? 2 : 0;
+  if (!job.deviceIds && !job.excludeIds?.length) return (job.count * 4 + affinity) * 16 + kind;
+  return `${kind}|${job.count}|${job.deviceIds?.join(',') ?? ''}|${job.excludeIds?.join(',') ?? ''}|${affinity}`;
 }
 
 /** The reasonOf of a finished pass (see Pass). */
@@ -111,7 +114,7 @@ function reasons(input: SchedulerInput, end: AdmitState, decisions: readonly Dec
       free.delete(k);
       blocked.set(k, job.owner === undefined ? { state: 'held', job: job.id } : { state: 'held', job: job.id, owner: job.owner });
     }
-    return { inventory: input.inventory, free, blocked };
+    return { inventory: input.inventory, free, blocked, topology: input.topology };
   };
   return (job) => {
     started ??= new Set(decisions.map((d) => d.id));

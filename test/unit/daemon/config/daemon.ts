@@ -38,7 +38,7 @@ t.test('options over the file', async (t) => {
 t.test('a missing default file: all defaults; a missing named file: an error', async (t) => {
   const missing = path.join(dir, 'missing.toml');
   const c = loadDaemonConfig(parseDaemonArgs([]), { file: missing, named: false });
-  t.same(settings(c), DEFAULT_SETTINGS);
+  t.same({ ...c, source: undefined }, { ...DEFAULT_SETTINGS, source: undefined }, 'every setting, as features add them');
   t.equal(c.source.found, false);
   t.throws(() => loadDaemonConfig(parseDaemonArgs([]), { file: missing, named: true }),
     { name: 'ConfigFileError', message: `${missing}: cannot read the configuration file: no such file` });

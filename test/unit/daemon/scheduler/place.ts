@@ -3,7 +3,8 @@
 import t from 'tap';
 import type { Device, JobRequest } from '@xlurm/protocol';
 import {
-  checkPlaceable, deviceKey, deviceLabel, explainPlace, place, poolsWithIds, type DeviceBlock, type DeviceSituation,
+  affinityOf, checkPlaceable, deviceKey, deviceLabel, explainPlace, formatIds, makeTopology, place, poolsWithIds,
+  type DeviceBlock, type DeviceSituation, type GroupAffinity,
 } from '../../../../packages/daemon/src/scheduler/place';
 
 const dev = (kind: Device['kind'], id: number): Device => ({ kind, id, name: `${kind} ${id}`, visible: `${kind}-${id}`, npu: null, chip: null });
@@ -141,4 +142,96 @@ t.test('DevicesUnavailable: every device it may use is unknown, unhealthy or exc
     { code: 'DevicesUnavailable', message: 'needs 2 devices; no pool has that many it may use' });
   t.same(explainPlace(req({ count: 3, kind: 'ascend' }), sit([])),
     { code: 'DevicesUnavailable', message: 'needs 3 asc devices; no pool has that many' });
+});
+
+// Device groups and affinity (docs/behaviour.md §21.5).
+const nv8 = Array.from({ length: 8 }, (_, i) => dev('nvidia', i));
+const groups = (...gs: number[][]) => new Map([['nvidia' as const, gs]]);
+const topo = (affinity: GroupAffinity, g = groups([0, 1, 2, 3], [4, 5, 6, 7])) => makeTopology(affinity, g);
+const freeOnly = (...ids: number[]) => (d: Device) => ids.includes(d.id);
+const ids = (ds: Device[] | null) => ds && ds.map((d) => d.id);
+
+t.test('formatIds writes ids as ranges', async (t) => {
+  t.equal(formatIds([0, 1, 2, 3]), '0-3');
+  t.equal(formatIds([5, 0, 2, 3]), '0,2-3,5');
+  t.equal(formatIds([7]), '7');
+});
+
+t.test('prefer: all devices from one group when one can hold the job, best fit', async (t) => {
+  // First fit would take 2,3,4 (across groups); group 4-7 holds 3.
+  t.same(ids(place(req({ count: 3 }), nv8, freeOnly(2, 3, 4, 5, 6), topo('prefer'))), [4, 5, 6]);
+  // Both groups can hold 2: the one with fewer free (0-3: 3 free) keeps 4-7's 4 whole.
+  t.same(ids(place(req({ count: 2 }), nv8, freeOnly(1, 2, 3, 4, 5, 6, 7), topo('prefer'))), [1, 2]);
+  t.same(ids(place(req({ count: 2 }), nv8, freeOnly(0, 1, 2, 3, 5, 6), topo('prefer'))), [5, 6]);
+  // Ties: the first group.
+  t.same(ids(place(req({ count: 2 }), nv8, () => true, topo('prefer'))), [0, 1]);
+  // No group can: any devices (first fit).
+  t.same(ids(place(req({ count: 4 }), nv8, freeOnly(2, 3, 4, 5), topo('prefer'))), [2, 3, 4, 5]);
+  // One device: first fit, groups do not matter.
+  t.same(ids(place(req({ count: 1 }), nv8, freeOnly(3, 4), topo('prefer'))), [3]);
+  // Unknown topology (no groups for the vendor): first fit.
+  t.same(ids(place(req({ count: 3 }), nv8, freeOnly(2, 3, 4, 5, 6), makeTopology('prefer', new Map()))), [2, 3, 4]);
+});
+
+t.test('require: all devices from one group, else nothing', async (t) => {
+  t.equal(place(req({ count: 4 }), nv8, freeOnly(2, 3, 4, 5, 6), topo('require')), null);
+  t.same(ids(place(req({ count: 3 }), nv8, freeOnly(2, 3, 4, 5, 6), topo('require'))), [4, 5, 6]);
+  t.equal(place(req({ count: 2 }), nv8, () => true, makeTopology('require', new Map())), null, 'unknown topology is not fully connected');
+  t.same(ids(place(req({ count: 1 }), nv8, freeOnly(3), topo('require'))), [3], 'one device needs no group');
+  t.same(ids(place(req({ count: 2, deviceIds: [1, 0] }), nv8, () => true, topo('require'))), [1, 0], '-i is checked at submission');
+  // Devices in no declared group are not used under require.
+  t.equal(place(req({ count: 2 }), nv8, freeOnly(6, 7), topo('require', groups([0, 1, 2, 3]))), null);
+});
+
+t.test('off, and the per-job overrides', async (t) => {
+  t.same(ids(place(req({ count: 3 }), nv8, freeOnly(2, 3, 4, 5, 6), topo('off'))), [2, 3, 4]);
+  t.same(ids(place(req({ count: 3, groupAffinity: 'off' }), nv8, freeOnly(2, 3, 4, 5, 6), topo('require'))), [2, 3, 4]);
+  t.equal(place(req({ count: 4, groupAffinity: 'require' }), nv8, freeOnly(2, 3, 4, 5, 6), topo('prefer')), null);
+  t.equal(affinityOf(req({ count: 2 }), undefined), 'off', 'no topology: first fit');
+  t.equal(affinityOf(req({ count: 2 }), topo('prefer')), 'prefer');
+  t.equal(affinityOf(req({ count: 2, groupAffinity: 'require' }), topo('off')), 'require');
+});
+
+t.test('require: the submission refusals name the groups', async (t) => {
+  const all = () => true;
+  t.equal(checkPlaceable(req({ count: 2, deviceIds: [1, 2] }), nv8, all, topo('require')), null);
+  t.same(checkPlaceable(req({ count: 2, deviceIds: [1, 2] }), nv8, all, topo('require', groups([0, 1], [2, 3]))),
+    { code: 'INVALID_ARGUMENT', message: 'device ids 1,2 span groups 0-1 and 2-3 (group affinity is required)' });
+  t.same(checkPlaceable(req({ count: 3, deviceIds: [0, 2, 5] }), nv8, all, topo('require', groups([0, 1], [2, 3]))),
+    { code: 'INVALID_ARGUMENT', message: 'device ids 0,2,5 span groups 0-1, 2-3 and 5 (in no group) (group affinity is required)' });
+  t.equal(checkPlaceable(req({ count: 2, deviceIds: [1, 2] }), nv8, all, topo('prefer', groups([0, 1], [2, 3]))), null, 'prefer: allowed');
+  t.same(checkPlaceable(req({ count: 5 }), nv8, all, topo('require')), {
+    code: 'INFEASIBLE', message: 'requested 5 devices within one group, but the largest group of nv (0-3) has 4 devices (group affinity is required)',
+  });
+  t.same(checkPlaceable(req({ count: 4 }), nv8, (d) => d.id !== 0 && d.id !== 5, topo('require')), {
+    code: 'INFEASIBLE', message: 'requested 4 devices within one group, but the largest group of nv (0-3) has 3 devices it may use (group affinity is required)',
+  });
+  t.equal(checkPlaceable(req({ count: 5, groupAffinity: 'off' }), nv8, all, topo('require')), null, '--ignore-group-affinity');
+  t.equal(checkPlaceable(req({ count: 5 }), nv8, all, topo('prefer')), null);
+  const unknown = { code: 'INFEASIBLE', message: 'device topology of nv is unknown; the administrator must declare [devices.groups]' };
+  t.same(checkPlaceable(req({ count: 2 }), nv8, all, makeTopology('require', new Map())), unknown);
+  t.same(checkPlaceable(req({ count: 2, deviceIds: [0, 1] }), nv8, all, makeTopology('require', new Map())), unknown);
+  t.same(checkPlaceable(req({ count: 2, groupAffinity: 'require' }), nv8, all, makeTopology('prefer', new Map())), unknown);
+  t.equal(checkPlaceable(req({ count: 1 }), nv8, all, makeTopology('require', new Map())), null, 'one device needs no topology');
+  t.equal(checkPlaceable(req({ count: 9 }), nv8, all, topo('require'))!.message,
+    'requested 9 device(s), but no matching pool has enough devices', 'the pool check comes first');
+});
+
+t.test('Topology: enough free devices, but not within one group', async (t) => {
+  const s = (affinity: GroupAffinity, free: number[]): DeviceSituation => ({
+    inventory: nv8, free: new Set(free.map((i) => `nvidia:${i}`)),
+    blocked: new Map(nv8.filter((d) => !free.includes(d.id)).map((d) => [deviceKey(d), { state: 'held', job: 7 } as DeviceBlock])),
+    topology: topo(affinity, groups([0, 1, 2, 3], [4, 5, 6, 7])),
+  });
+  t.same(explainPlace(req({ count: 3 }), s('require', [2, 3, 4, 5])), {
+    code: 'Topology', message: 'needs 3 nv devices within one group: group 0-3 has nv:2,nv:3 free, group 4-7 has nv:4,nv:5 free',
+  });
+  t.same(explainPlace(req({ count: 3 }), s('require', [2, 3, 4])), {
+    code: 'Topology', message: 'needs 3 nv devices within one group: group 0-3 has nv:2,nv:3 free, group 4-7 has nv:4 free',
+  });
+  t.equal(explainPlace(req({ count: 3 }), s('require', [2, 3]))!.code, 'Resources', 'too few free: Resources');
+  t.equal(explainPlace(req({ count: 3 }), s('prefer', [2, 3, 4, 5])), null, 'prefer places it');
+  t.same(explainPlace(req({ count: 5 }), s('require', [0, 1, 2, 4, 5])), {
+    code: 'Topology', message: 'needs 5 nv devices within one group: group 0-3 has nv:0,nv:1,nv:2 free, group 4-7 has nv:4,nv:5 free',
+  });
 });
