@@ -180,6 +180,12 @@ export const DaemonStatus = Type.Object({
   uptime_secs: Type.Integer(),
   excluded: Type.Array(Type.Integer()),
   counts: Type.Record(Type.String(), Type.Integer(), { description: 'jobs per state' }),
+  policy: Type.Optional(Type.Object({
+    scheduler: Type.String({ description: 'the scheduler mode: greedy or reserve' }),
+    fair_share: Type.Boolean(),
+    group_affinity: Type.String({ description: 'prefer, require or off' }),
+    limits: Type.Record(Type.String(), Type.String(), { description: 'the limits in force by dotted key, as the file writes them (10m, 1d, 8=1); unset keys absent' }),
+  }, { additionalProperties: false, description: 'the scheduling policy in force (docs/behaviour.md §21.7)' })),
 }, { additionalProperties: false });
 export type DaemonStatus = Static<typeof DaemonStatus>;
 

@@ -5,7 +5,8 @@ import { formatDuration } from './duration';
 import { formatLocal } from './time';
 
 /** Every state is listed, in this order, even at 0; any other the daemon counts follows. */
-const STATES: readonly string[] = JOB_STATES;
+// The core's states always; later ones (EXPIRED) once some job has them, so the line stays the core's on a host that never used them.
+const STATES: readonly string[] = JOB_STATES.filter((s) => s !== 'EXPIRED');
 
 /** `7d`, `12h`, `30m`, `45s`: the largest unit that divides the value. */
 export function formatRetention(secs: number): string {
@@ -37,5 +38,16 @@ export function statusText(st: DaemonStatus): string {
     `Excluded device IDs: ${st.excluded.length ? st.excluded.join(',') : '-'}`,
     `Jobs: ${keys.map((k) => `${k} ${counts[k] ?? 0}`).join(', ')}`,
   ];
+  // A daemon that reports its policy (docs/behaviour.md §21.7); an older one has none.
+  const p = st.policy;
+  if (p) {
+    const limits = Object.entries(p.limits).map(([k, v]) => `${k} ${v}`);
+    lines.push(
+      `Scheduler: ${p.scheduler}`,
+      `Fair share: ${p.fair_share ? 'on' : 'off'}`,
+      `Group affinity: ${p.group_affinity}`,
+      `Limits: ${limits.length ? limits.join(', ') : '-'}`,
+    );
+  }
   return lines.map((l) => l + '\n').join('');
 }

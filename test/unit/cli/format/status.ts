@@ -36,3 +36,17 @@ t.test('status lines', async (t) => {
   t.match(other, /^Excluded device IDs: 0,2$/m);
   t.match(other, /^Retention: 1s$/m);
 });
+
+t.test('the scheduling policy, when the daemon reports it', async (t) => {
+  process.env.TZ = 'UTC';
+  const base = {
+    version: '0.1.0', protocol: 1, pid: 1, uid: 0, backend: 'none', backends: [], max_running: 4, retention_secs: 60,
+    started_at: 0, uptime_secs: 5, excluded: [], counts: {},
+  };
+  const text = statusText({
+    ...base,
+    policy: { scheduler: 'reserve', fair_share: false, group_affinity: 'prefer', limits: { 'scheduler.max_running_by_size': '8=1', 'limits.kill_grace': '30s' } },
+  });
+  t.match(text, /\nJobs: [^\n]*\nScheduler: reserve\nFair share: off\nGroup affinity: prefer\nLimits: scheduler\.max_running_by_size 8=1, limits\.kill_grace 30s\n$/);
+  t.match(statusText({ ...base, policy: { scheduler: 'greedy', fair_share: true, group_affinity: 'off', limits: {} } }), /\nFair share: on\n[^]*\nLimits: -\n$/);
+});

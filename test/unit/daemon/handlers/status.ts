@@ -18,3 +18,12 @@ t.test('version, settings, exclusions in order and counts per state', async (t) 
   });
   t.ok(s.uptime_secs >= 0 && s.uptime_secs < 60);
 });
+
+t.test('the policy in force: greedy by default, the limits that are set', async (t) => {
+  const tc = await makeCore(t);
+  const p = status(ctxOf(tc.core, bobCaller)).policy!;
+  t.equal(p.scheduler, 'greedy');
+  t.equal(p.fair_share, false);
+  t.type(p.group_affinity, 'string');
+  for (const v of Object.values(p.limits)) t.match(v, /^\d+[smhd]?$|^[\d=,]+$/);
+});
