@@ -71,7 +71,16 @@ export interface XlurmNative {
   launcherSpawn(handle: LauncherHandle, tag: number, fds: number[]): void;
   launcherSignal(handle: LauncherHandle, tag: number, signal: number): void;
   launcherClose(handle: LauncherHandle): void;
+  unixConnect(path: string): number;
+  unixExchange(fd: number, frame: Buffer, idleMs: number, onEvent: (kind: number, value?: Buffer | number) => void): ExchangeHandle;
+  unixClose(handle: ExchangeHandle): void;
 }
+
+/** A one-shot exchange on a Unix socket (src/addon/request.cc). */
+export type ExchangeHandle = { readonly __exchange: unique symbol };
+
+/** What unixExchange reports: bytes read, end of file (or reset), a read error (-errno), idleMs without progress. */
+export const EXCHANGE = { DATA: 0, END: 1, ERROR: 2, IDLE: 3 } as const;
 
 /** The daemon's end of a running supervisor launcher (`xlurm-stepd --launcher`). */
 export type LauncherHandle = { readonly __launcher: unique symbol };
@@ -217,6 +226,38 @@ export function launcherSignal(handle: LauncherHandle, tag: number, signal: numb
 
 /** Stop watching and close the daemon's end: the launcher exits (its supervisors do not). */
 export function launcherClose(handle: LauncherHandle): void { native().launcherClose(handle); }
+
+// ----- one-shot requests without node:net (src/addon/request.cc) ---------------------------
+
+/**
+ * socket(AF_UNIX, SOCK_STREAM) (nonblocking, close-on-exec) connected to `socketPath`; the
+ * descriptor. Throws a Node-style system error (`.code` ENOENT, ECONNREFUSED, EAGAIN when the
+ * listener's backlog is full, ENAMETOOLONG…; `.errno`, `.syscall`).
+ */
+export function unixConnect(socketPath: string): number {
+  if (typeof socketPath !== 'string') throw new TypeError('invalid socket path');
+  return native().unixConnect(socketPath);
+}
+
+/**
+ * Take `fd` (from unixConnect; it is closed by unixClose, never by the caller), write `frame`
+ * and report from the event loop: onEvent(EXCHANGE.DATA, bytes) for each read,
+ * onEvent(EXCHANGE.END) at end of file or a reset, onEvent(EXCHANGE.ERROR, -errno) for another
+ * read error, onEvent(EXCHANGE.IDLE) each `idleMs` without bytes read or written. A failed write
+ * (the peer closed) only stops writing: what the peer sent is still reported. The exchange keeps
+ * the event loop alive until unixClose. Check the peer (peerCred) before: nothing is written
+ * before this call.
+ */
+export function unixExchange(fd: number, frame: Buffer, idleMs: number, onEvent: (kind: number, value?: Buffer | number) => void): ExchangeHandle {
+  checkFd(fd);
+  if (!Buffer.isBuffer(frame)) throw new TypeError('frame must be a Buffer');
+  checkMs(idleMs, 'idle timeout');
+  if (typeof onEvent !== 'function') throw new TypeError('onEvent must be a function');
+  return native().unixExchange(fd, frame, idleMs, onEvent);
+}
+
+/** Stop the exchange and close its descriptor (again: nothing). */
+export function unixClose(handle: ExchangeHandle): void { native().unixClose(handle); }
 
 // ----- vendor device libraries (src/addon/device.cc) -----------------------------------------
 

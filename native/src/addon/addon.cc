@@ -15,6 +15,7 @@ constexpr Initialiser kInitialisers[] = {
     xlurm::InitRlimit,
     xlurm::InitSpawn,
     xlurm::InitLauncher,
+    xlurm::InitRequest,
     xlurm::InitDevices,
 };
 

@@ -37,6 +37,7 @@ void InitFd(Napi::Env env, Napi::Object exports);        // fd.cc
 void InitRlimit(Napi::Env env, Napi::Object exports);    // rlimit.cc
 void InitSpawn(Napi::Env env, Napi::Object exports);
 void InitLauncher(Napi::Env env, Napi::Object exports);  // launcher.cc
+void InitRequest(Napi::Env env, Napi::Object exports);   // request.cc
 void InitDevices(Napi::Env env, Napi::Object exports);   // device.cc (vendor libraries: device.h)
 
 }  // namespace xlurm

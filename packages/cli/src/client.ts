@@ -5,6 +5,10 @@
  * frames until `end`. Before anything is sent the peer's SO_PEERCRED uid must
  * be the owner of $XLURM_HOME, so a socket planted by someone else is never
  * trusted with a job's environment.
+ *
+ * One-shot requests go through the native addon (unixConnect/unixExchange, on the event loop,
+ * so a fake daemon in the same process still answers): node:net and its streams are then never
+ * loaded by the request. Streams, and clients without a built addon, use node:net.
  */
 import * as fs from 'node:fs';
 import type * as net from 'node:net';
@@ -64,15 +68,17 @@ async function retryBusy<T>(opts: ClientOptions, attempt: () => Promise<T>, sign
   }
 }
 
-type PeerCheck = (socket: net.Socket, home: string) => void;
+/** Checks the peer of a connected socket, given its descriptor; throws CliError to refuse it. */
+type PeerCheck = (fd: number, home: string) => void;
+
+type Native = typeof import('@xlurm/native');
 
 /** Refuse a socket whose peer is not the owner of the state directory (docs/behaviour.md §2.9). */
-function checkPeer(socket: net.Socket, home: string): void {
-  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+function checkPeer(fd: number, home: string): void {
   let uid: number;
   try {
-    const native = require('@xlurm/native') as typeof import('@xlurm/native');
-    uid = native.peerCred(fd as number).uid;
+    const native = require('@xlurm/native') as Native;
+    uid = native.peerCred(fd).uid;
   } catch (e) {
     throw new CliError(`cannot read the daemon's socket credentials: ${(e as Error).message}`);
   }
@@ -106,7 +112,7 @@ export function connect(home: string = resolveHome(), onread?: net.OnReadOpts): 
     socket.once('connect', () => {
       socket.removeListener('error', onError);
       try {
-        peerCheck(socket, home);
+        peerCheck((socket as unknown as { _handle?: { fd?: number } })._handle?.fd as number, home);
       } catch (e) {
         socket.destroy();
         reject(e);
@@ -156,10 +162,95 @@ export function request<K extends OpName>(op: K, args: OpArgs<K>, opts: ClientOp
   return retryBusy(opts, () => requestOnce(op, args, opts));
 }
 
-async function requestOnce<K extends OpName>(op: K, args: OpArgs<K>, opts: ClientOptions): Promise<OpResult<K>> {
-  const socket = await connect(opts.home ?? resolveHome());
+/**
+ * The addon, when it can be loaded (built, and its one-shot requests present); undefined: the
+ * one-shot requests go through node:net like the streams.
+ */
+let nativeSockets: Native | null | undefined;
+function oneShotNative(): Native | undefined {
+  if (nativeSockets === undefined) {
+    try {
+      const n = require('@xlurm/native') as Native;
+      nativeSockets = typeof n.native().unixExchange === 'function' ? n : null;
+    } catch {
+      nativeSockets = null;
+    }
+  }
+  return nativeSockets ?? undefined;
+}
+
+/**
+ * The reply handling shared by both ways of sending a one-shot request: the first frame read is
+ * the reply (or a refusal); the end of the connection before it, ConnectionClosed.
+ */
+function replyReader<K extends OpName>(finish: (err: CliError | undefined, value?: OpResult<K>) => void) {
+  const decoder = new FrameDecoder(MAX_RESPONSE_BYTES);
+  return (chunk: Buffer) => {
+    try {
+      const frames = decoder.push(chunk);
+      if (frames.length === 0) return;
+      const msg = asObject(frames[0]!.msg);
+      const refused = refusal(msg);
+      if (refused) return finish(refused);
+      if (msg.ok !== true || !('result' in msg)) return finish(new CliError('unexpected response'));
+      finish(undefined, msg.result as OpResult<K>);
+    } catch (e) {
+      finish(decodeError(e));
+    }
+  };
+}
+
+function requestOnce<K extends OpName>(op: K, args: OpArgs<K>, opts: ClientOptions): Promise<OpResult<K>> {
+  const home = opts.home ?? resolveHome();
+  const n = oneShotNative();
+  return n ? requestNative(n, home, op, args, opts) : requestNet(home, op, args, opts);
+}
+
+/**
+ * A one-shot request through the addon (src/addon/request.cc): the same connect, peer check,
+ * idle deadline and replies as through node:net, without loading net and its streams (1.5-2 ms
+ * of every command's start-up, docs/performance.md, Client start-up).
+ */
+function requestNative<K extends OpName>(n: Native, home: string, op: K, args: OpArgs<K>, opts: ClientOptions): Promise<OpResult<K>> {
+  let fd: number;
+  try {
+    fd = n.unixConnect(statePaths(home).socket);
+  } catch (e) {
+    return Promise.reject(new ConnectError(`xlurm is not running; ask the administrator to run \`sudo xlurm start\`: ${osErrorText(e)}`));
+  }
+  try {
+    peerCheck(fd, home);
+  } catch (e) {
+    fs.closeSync(fd);
+    return Promise.reject(e);
+  }
   return new Promise<OpResult<K>>((resolve, reject) => {
-    const decoder = new FrameDecoder(MAX_RESPONSE_BYTES);
+    let settled = false;
+    let handle: ReturnType<Native['unixExchange']> | undefined;
+    const finish = (err: CliError | undefined, value?: OpResult<K>) => {
+      if (settled) return;
+      settled = true;
+      if (handle) n.unixClose(handle);
+      if (err) reject(err);
+      else resolve(value as OpResult<K>);
+    };
+    const onData = replyReader<K>(finish);
+    try {
+      handle = n.unixExchange(fd, Buffer.from(encodeRequest(op, args)), opts.timeoutMs ?? REQUEST_TIMEOUT_MS, (kind, value) => {
+        if (kind === n.EXCHANGE.DATA) onData(value as Buffer);
+        else if (kind === n.EXCHANGE.IDLE) finish(new CliError('timed out waiting for the daemon'));
+        else finish(new ConnectionClosed());
+      });
+    } catch (e) {
+      fs.closeSync(fd); // a refused exchange leaves the descriptor to its caller
+      finish(decodeError(e));
+    }
+  });
+}
+
+async function requestNet<K extends OpName>(home: string, op: K, args: OpArgs<K>, opts: ClientOptions): Promise<OpResult<K>> {
+  const socket = await connect(home);
+  return new Promise<OpResult<K>>((resolve, reject) => {
     let settled = false;
     const finish = (err: CliError | undefined, value?: unknown) => {
       if (settled) return;
@@ -169,19 +260,7 @@ async function requestOnce<K extends OpName>(op: K, args: OpArgs<K>, opts: Clien
       else resolve(value as OpResult<K>);
     };
     socket.setTimeout(opts.timeoutMs ?? REQUEST_TIMEOUT_MS, () => finish(new CliError('timed out waiting for the daemon')));
-    socket.on('data', (chunk: Buffer) => {
-      try {
-        const frames = decoder.push(chunk);
-        if (frames.length === 0) return;
-        const msg = asObject(frames[0]!.msg);
-        const refused = refusal(msg);
-        if (refused) return finish(refused);
-        if (msg.ok !== true || !('result' in msg)) return finish(new CliError('unexpected response'));
-        finish(undefined, msg.result);
-      } catch (e) {
-        finish(decodeError(e));
-      }
-    });
+    socket.on('data', replyReader<K>(finish));
     socket.on('end', () => finish(new ConnectionClosed()));
     socket.on('close', () => finish(new ConnectionClosed()));
     socket.on('error', () => finish(new ConnectionClosed()));

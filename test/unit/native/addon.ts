@@ -18,7 +18,7 @@ if (!built) {
       'accountByUid', 'canSpawnSupervisor', 'deviceClose', 'deviceDiscover', 'deviceOpen', 'deviceProbe',
       'flockExclusive', 'flockUnlock', 'getNofileLimit', 'groupList',
       'launcherClose', 'launcherPair', 'launcherSignal', 'launcherSpawn', 'launcherWatch', 'memfd',
-      'peerCred', 'spawnSupervisorAsync',
+      'peerCred', 'spawnSupervisorAsync', 'unixClose', 'unixConnect', 'unixExchange',
     ]);
   });
 
