@@ -108,7 +108,7 @@ const PROSE = {
     description: ['Removes the job logs (jobs/<id>.log) and daemon.log while no daemon runs and no job is running. Job history stays.'],
   },
   status: {
-    description: ["Prints the daemon's version and protocol, process id and uid, backend and discovered vendors, start time and uptime, max\-running, retention, the excluded device ids, and the number of jobs in each state."],
+    description: ["Prints the daemon's version and protocol, process id and uid, backend and discovered vendors, start time and uptime, max\-running, retention, the excluded device ids, the number of jobs in each state, and the scheduling policy in force: the scheduler mode, fair share, the group affinity and the limits that are set."],
   },
   exclude: {
     description: ['Stops allocating the given device ids (administrator); with several vendors, the id is excluded in each. Running jobs are not interrupted; queued jobs that need an excluded device wait. Not persisted across daemon restarts: use \-\-exclude\-device\-ids in /etc/default/xlurm for that.'],
@@ -133,6 +133,7 @@ const PROSE = {
   run: {
     description: [
       'Runs COMMAND (no shell is involved) as a job of the calling user, from the current directory and with the current environment, as soon as the requested devices are free. The job\'s output (stdout and stderr merged) is streamed to standard output; status lines go to standard error. Options must come before COMMAND: every word from COMMAND on is passed to it unchanged.',
+      'While the job waits, xrun prints "Waiting for resources..." after a second, then "Pending: CODE: MESSAGE" (why it waits), and that line again whenever the code changes.',
       'Ctrl\\-C (SIGINT) or SIGTERM cancels the job: a pending job is dropped, a running one gets SIGTERM and, one second later, SIGKILL; xrun then exits 130.',
     ],
     exit: [
@@ -163,9 +164,11 @@ const PROSE = {
     description: [
       'Without JOB_ID: the active jobs of every user (running first, then pending), or with \\-\\-all the latest 100 jobs including finished ones. With JOB_ID: the details of one of your own jobs (root: any job), its log with \\-\\-log.',
       'STATE is PENDING, RUNNING, COMPLETED, FAILED, CANCELLED or TIMEDOUT (TIMED_OUT in JSON).',
+      'Why a job waits: the details of a pending job end with "Reason: CODE: MESSAGE", and \\-\\-long adds a REASON column (the code for pending jobs, \\- otherwise) before NAME. The codes are listed in the user guide.',
     ],
     exit: [['0', 'success'], ['1', 'job not found, permission denied, or no daemon'], ['2', 'invalid command line']],
     examples: [
+      ['xqueue \\-l', 'the queue with the reason each pending job waits'],
       ['xqueue \\-\\-json', 'the queue as JSON, for scripts'],
       ['xqueue 42 \\-\\-log', "job 42's output so far"],
     ],
@@ -175,7 +178,7 @@ const PROSE = {
     exit: [['0', 'cancellation requested'], ['1', 'job not found, permission denied, or no daemon'], ['2', 'invalid command line']],
   },
   info: {
-    description: ['Lists the devices the daemon manages, their status (idle, busy, allocated, disabled, unhealthy, unknown) and the job holding each. For an unknown device the failed query and the driver\'s error are shown below it.'],
+    description: ['Lists the devices the daemon manages, their status (idle, busy, allocated, disabled, unhealthy, unknown) and the job holding each. For an unknown device the failed query and the driver\'s error are shown below it.', 'With \\-\\-pools: one row per vendor pool with its total, free, excluded and unknown devices, the largest request that could start now and the largest that could ever fit (under the host\'s group affinity), and its reservation, then each pool\'s device groups with their free devices.'],
     exit: [['0', 'success'], ['1', 'no daemon'], ['2', 'invalid command line']],
   },
 };
