@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 import type { Options } from 'yargs';
 import type { DeviceKind, Job, JobRequest, Submission } from '@xlurm/protocol';
-import { KIND_NAMES, checkRequest, durationError, parseKind, timeLimitSeconds } from '@xlurm/protocol';
+import { KIND_NAMES, checkRequest, durationError, durationSeconds, parseKind, timeLimitSeconds } from '@xlurm/protocol';
 import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
 import { CliError, UsageError, osErrorText } from './errors';
 
@@ -13,6 +13,7 @@ export const SUBMIT_OPTIONS: Readonly<Record<string, Options>> = {
   device: { type: 'string', describe: `Restrict to one vendor [possible values: ${KIND_NAMES.join(', ')}]` },
   name: { alias: 'n', type: 'string', describe: 'Job name' },
   'time-limit': { alias: 't', type: 'string', describe: 'Wall-clock limit, measured from launch: seconds, a number with s, m, h or d, or MM:SS, HH:MM:SS, D-HH:MM:SS' },
+  timeout: { type: 'string', describe: "Longest time the job may wait to start (seconds, or a number with s, m, h or d); then it ends EXPIRED [default: the host's default_queue_timeout]" },
   'group-affinity': { type: 'boolean', describe: "All devices from one device group, or wait (overrides the host's group_affinity)" },
   'ignore-group-affinity': { type: 'boolean', describe: 'Any free devices, regardless of device groups (first fit)' },
 };
@@ -25,6 +26,8 @@ export interface SubmitFlags {
   kind: DeviceKind | null;
   name?: string;
   timeLimit: number | null;
+  /** `--timeout`: seconds it may stay PENDING; absent: the host's default. */
+  queueTimeout?: number;
   /** `--group-affinity` (require) / `--ignore-group-affinity` (off); absent: the host's. */
   groupAffinity?: 'require' | 'off';
 }
@@ -36,6 +39,8 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
   const device = single(args.device, '--device <KIND>');
   const name = single(args.name, '--name <NAME>');
   const limit = single(args['time-limit'], '--time-limit <TIME>');
+  const timeout = single(args.timeout, '--timeout <DURATION>');
+  const queueTimeout = timeout === undefined ? undefined : parseQueueTimeout(present(timeout, '--timeout <DURATION>'));
   if (args['group-affinity'] === true && args['ignore-group-affinity'] === true) {
     throw new UsageError("the argument '--group-affinity' cannot be used with '--ignore-group-affinity'");
   }
@@ -53,6 +58,7 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
     kind,
     name,
     timeLimit: limit === undefined ? null : parseTimeLimit(present(limit, '--time-limit <TIME>')),
+    ...(queueTimeout !== undefined ? { queueTimeout } : {}),
     ...(groupAffinity ? { groupAffinity } : {}),
   };
 }
@@ -61,6 +67,13 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
 function parseTimeLimit(text: string): number {
   const secs = timeLimitSeconds(text);
   if (secs === null) throw new UsageError(durationError(text));
+  return secs;
+}
+
+/** `--timeout`: a duration; zero is no limit at all, so it is refused (docs/behaviour.md §20.1). */
+function parseQueueTimeout(text: string): number {
+  const secs = durationSeconds(text);
+  if (secs === null || secs === 0) throw new UsageError(durationError(text));
   return secs;
 }
 
@@ -104,6 +117,7 @@ export function buildSubmission(p: SubmissionParts): Submission {
   s.kind = p.flags.kind;
   s.time_limit = p.flags.timeLimit;
   s.script = p.script;
+  if (p.flags.queueTimeout !== undefined) s.queue_timeout = p.flags.queueTimeout;
   if (p.flags.groupAffinity) s.group_affinity = p.flags.groupAffinity;
   return s;
 }

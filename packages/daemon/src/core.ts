@@ -10,7 +10,7 @@
  * goes through the accessors below.
  */
 import type { Device, DeviceView, Job, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
-import { XlurmError } from '@xlurm/protocol';
+import { XlurmError, formatDurationSecs } from '@xlurm/protocol';
 import { keysFromFlags, type DaemonConfig } from './config/daemon';
 import { formatProblem } from './config/load';
 import type { DeviceManager } from './devices/manager';
@@ -20,7 +20,7 @@ import { deviceKey, type DeviceBlock, type Topology } from './scheduler/place';
 import { checkGroupIds } from './config/groups';
 import { hostTopology } from './devices/topology';
 import { schedule, type PendingJob } from './scheduler/schedule';
-import { effectiveTimeLimit } from './time-policy';
+import { effectiveQueueTimeout, effectiveTimeLimit } from './time-policy';
 import { toWireJob, type Store, type StoredJob } from './store/store';
 
 /** The free devices of a pass that cannot start anything (every slot taken). */
@@ -108,7 +108,7 @@ export class Core {
   recover(): void {
     const runningIds: number[] = [];
     for (const j of this.store.active()) {
-      if (j.state === 'PENDING') this.pending.set(j.id, j);
+      if (j.state === 'PENDING') { this.pending.set(j.id, j); this.queued(j); }
       else {
         this.running.set(j.id, j);
         this.deviceManager.allocate(j.id, j.devices);
@@ -172,12 +172,18 @@ export class Core {
   submit(owner: Owner, spec: Submission): Promise<Job> {
     // The administrator's limits as they are now: the spec keeps the effective values.
     const limit = effectiveTimeLimit(spec.time_limit ?? null, this.config);
-    const job = this.store.insert(owner, limit === (spec.time_limit ?? null) ? spec : { ...spec, time_limit: limit }, this.now());
+    const wait = effectiveQueueTimeout(spec.queue_timeout ?? null, this.config);
+    let s = spec;
+    if (limit !== (spec.time_limit ?? null)) s = { ...s, time_limit: limit };
+    if (wait !== (spec.queue_timeout ?? null)) s = { ...s, queue_timeout: wait };
+    const job = this.store.insert(owner, s, this.now());
     this.pending.set(job.id, job);
+    this.queued(job);
     this.scheduleSoon();
     const reply = toWireJob(job);
     return this.store.durable().then(() => reply, (e: unknown) => {
       this.pending.delete(job.id); // rolled back with its transaction
+      this.immediate.delete(job.id);
       throw e;
     });
   }
@@ -235,6 +241,76 @@ export class Core {
     this.store.removeJobs(ids.filter((id) => !this.running.has(id) && !this.pending.has(id)));
   }
 
+  /**
+   * Queue-wait limits (docs/behaviour.md §21.6). One timer, for the earliest
+   * deadline (submitted_at + queue_timeout, so a restart keeps it); when it
+   * fires, every pending job past its deadline ends EXPIRED and the timer is
+   * set for the next. A job that started or ended meanwhile simply is not
+   * found then. `--immediate` jobs wait for their first pass instead.
+   */
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private expiryAt: number | undefined;
+  private readonly immediate = new Set<number>();
+
+  private queued(j: StoredJob): void {
+    if (j.spec.immediate) this.immediate.add(j.id);
+    const t = j.spec.queue_timeout;
+    // submitted_at is whole seconds: one more, so no job is ended before it has waited its timeout.
+    if (t !== undefined && t !== null) this.armExpiry(j.submitted_at + t + 1);
+  }
+
+  private armExpiry(deadline: number): void {
+    if (this.expiryAt !== undefined && this.expiryAt <= deadline) return;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryAt = deadline;
+    // setTimeout holds at most 2^31-1 ms; a later deadline is simply looked at again then.
+    const ms = Math.min(Math.max(0, deadline * 1000 - Date.now()), 0x7fffffff);
+    this.expiryTimer = setTimeout(() => this.expireDue(), ms);
+    this.expiryTimer.unref();
+  }
+
+  private expireDue(): void {
+    this.expiryTimer = undefined;
+    this.expiryAt = undefined;
+    const nowMs = Date.now();
+    let next: number | undefined;
+    for (const j of [...this.pending.values()]) {
+      const t = j.spec.queue_timeout;
+      if (t === undefined || t === null) continue;
+      const deadline = j.submitted_at + t + 1;
+      const due = deadline * 1000 <= nowMs;
+      // Not written (storage): tried again in a second.
+      if (!due || this.expire(j.id, `not started within the queue-wait timeout of ${formatDurationSecs(t)}`)) {
+        const at = due ? Math.floor(nowMs / 1000) + 1 : deadline;
+        next = next === undefined ? at : Math.min(next, at);
+      }
+    }
+    if (next !== undefined) this.armExpiry(next);
+  }
+
+  /**
+   * After each pass: an `--immediate` job that pass considered and did not
+   * start ends EXPIRED, with the pass's reason. One whose pass could not
+   * record its reason (a start that could not be written) waits for the next.
+   */
+  private endImmediate(): void {
+    if (this.immediate.size === 0) return;
+    for (const id of [...this.immediate]) {
+      const j = this.pending.get(id);
+      if (!j) { this.immediate.delete(id); continue; }
+      const r = j.reason;
+      if (r === null) continue;
+      if (!this.expire(id, `could not start immediately: ${r.message}`)) this.immediate.delete(id);
+    }
+  }
+
+  /** A pending job ends EXPIRED (exit 75); returns the storage error when that could not be written. */
+  private expire(id: number, error: string): XlurmError | undefined {
+    const err = this.complete(id, { state: 'EXPIRED', exit_code: 75, finished_at: this.now(), error });
+    if (!err) this.log(`job ${id}: expired: ${error}`);
+    return err;
+  }
+
   /** Coalesce scheduling requests from one turn of the event loop into one pass. */
   scheduleSoon(): void {
     if (this.passQueued) return;
@@ -246,6 +322,7 @@ export class Core {
     if (!this.passQueued) return;
     this.passQueued = false;
     this.pass();
+    this.endImmediate();
     this.tellReasonChanges();
   }
 

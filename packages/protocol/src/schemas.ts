@@ -23,12 +23,12 @@ export type DeviceKind = Static<typeof DeviceKind>;
 
 export const JobState = Type.Union([
   Type.Literal('PENDING'), Type.Literal('RUNNING'), Type.Literal('COMPLETED'),
-  Type.Literal('FAILED'), Type.Literal('CANCELLED'), Type.Literal('TIMED_OUT'),
+  Type.Literal('FAILED'), Type.Literal('CANCELLED'), Type.Literal('TIMED_OUT'), Type.Literal('EXPIRED'),
 ]);
 export type JobState = Static<typeof JobState>;
 
 export const TerminalState = Type.Union([
-  Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED'), Type.Literal('TIMED_OUT'),
+  Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED'), Type.Literal('TIMED_OUT'), Type.Literal('EXPIRED'),
 ]);
 export type TerminalState = Static<typeof TerminalState>;
 
@@ -63,6 +63,11 @@ export const Submission = Type.Object({
   kind: Type.Optional(Nullable(DeviceKind)),
   time_limit: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }))),
   script: Type.Optional(Nullable(Type.String())),
+  queue_timeout: Type.Optional(Nullable(Type.Integer({
+    minimum: 1, maximum: Number.MAX_SAFE_INTEGER,
+    description: '--timeout: seconds the job may stay PENDING, counted from submission; then EXPIRED. Null or omitted: the host\'s default_queue_timeout (in the stored job: the effective value, null = unlimited)',
+  }))),
+  immediate: Type.Optional(Type.Boolean({ description: 'xrun --immediate: EXPIRED unless it starts in its first scheduling pass' })),
   group_affinity: Type.Optional(Nullable(Type.Union([Type.Literal('require'), Type.Literal('off')], {
     description: "--group-affinity (require) / --ignore-group-affinity (off): overrides the host's group_affinity; null or omitted: the host's",
   }))),
@@ -105,6 +110,7 @@ export const Job = Type.Object({
   started_at: Nullable(UnixSeconds),
   result: Nullable(Outcome),
   reason: Type.Union([Reason, Type.Null()], { description: 'why it waits, from the latest scheduling pass; null when not PENDING (and until a pass has considered it)' }),
+  queue_timeout: Type.Optional(Nullable(Type.Integer({ description: 'seconds it may stay PENDING (docs/behaviour.md §21.6); null: unlimited. Always sent by this daemon' }))),
 }, { additionalProperties: false });
 export type Job = Static<typeof Job>;
 

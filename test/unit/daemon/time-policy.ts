@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { effectiveQueueTimeout, effectiveTimeLimit } from '../../../packages/daemon/src/time-policy';
 import { parseDaemonArgs } from '../../../packages/daemon/src/config/args';
 import { loadDaemonConfig } from '../../../packages/daemon/src/config/daemon';
-import { alice, makeCore, spec } from '../../helpers/core';
+import { alice, makeCore, spec, startedBy } from '../../helpers/core';
+import { waitFor } from '../../helpers/wait';
 
 const none = { defaultTimeLimit: null, maxTimeLimit: null, defaultQueueTimeout: null };
 
@@ -59,4 +60,49 @@ t.test('Core.submit: the job spec holds the effective limit; a reload changes la
   const c = await tc.core.submit(alice, spec());
   t.equal(c.spec.time_limit, 3600, 'under a cap without a default: the cap');
   t.equal(tc.core.current(a.id)!.spec.time_limit, 7200, 'earlier jobs keep theirs');
+});
+
+t.test('Core: a job pending past its queue-wait timeout ends EXPIRED (75) through complete', async (t) => {
+  const tc = await makeCore(t, { maxRunning: 1 });
+  const a = await tc.core.submit(alice, spec());
+  await startedBy(tc, a.id);
+  const b = await tc.core.submit(alice, spec({ queue_timeout: 1 }));
+  t.equal(b.queue_timeout, 1, 'the Job carries its queue_timeout');
+  t.equal(a.queue_timeout, null, 'null when unlimited');
+  const done = new Promise<string>((resolve) => tc.core.listen(b.id, (j) => { if (j.state !== 'PENDING') resolve(j.state); }));
+  const ended = await waitFor(() => (tc.core.current(b.id)!.state === 'EXPIRED' ? tc.core.current(b.id) : undefined), { what: 'expiry', timeout: 5000 });
+  t.same(ended.result && [ended.result.state, ended.result.exit_code, ended.result.error],
+    ['EXPIRED', 75, 'not started within the queue-wait timeout of 1s']);
+  t.ok(ended.result!.finished_at - ended.submitted_at >= 1, 'not before its timeout');
+  t.equal(await done, 'EXPIRED', 'followers are told');
+  t.equal(tc.core.current(a.id)!.state, 'RUNNING', 'a running job is never affected');
+  t.equal(tc.store.get(b.id)!.state, 'EXPIRED', 'on disk');
+});
+
+t.test('Core: default_queue_timeout for jobs without one; the deadline survives a restart', async (t) => {
+  const tc = await makeCore(t, { maxRunning: 1 });
+  tc.core.applyConfig(withLimits(tc.dir, '[limits]\ndefault_queue_timeout = "1h"\n'));
+  const a = await tc.core.submit(alice, spec());
+  t.equal(a.spec.queue_timeout, 3600, 'the effective timeout is stored with the job');
+  const b = await tc.core.submit(alice, spec({ queue_timeout: 60 }));
+  t.equal(b.queue_timeout, 60, 'its own --timeout wins');
+  // A job that has waited past its deadline while the daemon was down: submitted 2 min ago.
+  const old = tc.store.insert(alice, spec({ queue_timeout: 60 }), tc.core.now() - 120);
+  await tc.store.durable();
+  const after = await tc.restart();
+  const j = await waitFor(() => (after.core.current(old.id)!.state === 'EXPIRED' ? after.core.current(old.id) : undefined), { what: 'expiry after restart', timeout: 5000 });
+  t.equal(j.result!.error, 'not started within the queue-wait timeout of 1m');
+  t.not(after.core.current(b.id)!.state, 'EXPIRED', 'a job within its timeout is not expired');
+});
+
+t.test('Core: --immediate ends at the first pass that cannot start it, with that pass\'s reason', async (t) => {
+  const tc = await makeCore(t, { maxRunning: 1 });
+  const a = await tc.core.submit(alice, spec({ immediate: true }));
+  await startedBy(tc, a.id);
+  t.equal(tc.core.current(a.id)!.state, 'RUNNING', 'one that can start just starts');
+  const b = await tc.core.submit(alice, spec({ immediate: true }));
+  const j = await waitFor(() => (tc.core.current(b.id)!.state === 'EXPIRED' ? tc.core.current(b.id) : undefined), { what: 'immediate end', timeout: 5000 });
+  t.equal(j.result!.exit_code, 75);
+  t.match(j.result!.error, /^could not start immediately: \S/);
+  t.notOk(tc.runner.started().includes(b.id), 'never started');
 });

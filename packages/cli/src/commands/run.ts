@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
+import type { Options } from 'yargs';
 import { jobPaths, resolveHome } from '@xlurm/protocol';
 import type { XCommand } from '../command';
-import { ExitWith, UsageError } from '../errors';
+import { CliError, ExitWith, UsageError } from '../errors';
 import { captureEnv } from '../env';
 import { request, stream } from '../client';
 import { Follower } from '../follow';
@@ -14,11 +15,22 @@ export function runSubmission(args: Record<string, unknown> & { _: string[] }, e
   const command = args._;
   if (command.length === 0) throw new UsageError('the following required arguments were not provided:\n  <COMMAND>');
   const count = validateSubmitFlags(flags);
-  return buildSubmission({
+  const s = buildSubmission({
     command: [...command], cwd: currentDir(), env: env(), name: defaultName(flags, undefined, command),
     count, flags, script: null,
   });
+  if (args.immediate === true) s.immediate = true;
+  return s;
 }
+
+/** xrun's own options: the shared ones and `--immediate` (docs/behaviour.md §21.6). */
+export const RUN_OPTIONS: Readonly<Record<string, Options>> = {
+  ...SUBMIT_OPTIONS,
+  immediate: { type: 'boolean', describe: 'Start now or not at all: exit 75 if the job cannot start at once, 69 if it never could' },
+};
+
+/** `--immediate` against a request the host can never hold: no job, exit 69 (docs/behaviour.md §20.5). */
+const EXIT_NEVER_FITS = 69;
 
 /**
  * Does this process run as the account of the daemon behind `home` (its
@@ -35,8 +47,8 @@ const run: XCommand = {
   describe: 'Run a command as a job, stream its output and exit with its status',
   usage: '[OPTIONS] <COMMAND> [ARGS]...',
   haltAtNonOption: true,
-  options: SUBMIT_OPTIONS,
-  builder: (y) => y.options(SUBMIT_OPTIONS),
+  options: RUN_OPTIONS,
+  builder: (y) => y.options(RUN_OPTIONS),
   async handler(args) {
     const submission = runSubmission(args, captureEnv);
     const home = resolveHome();
@@ -48,7 +60,17 @@ const run: XCommand = {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     try {
-      const job = checkJob(await request('submit', submission));
+      let reply: unknown;
+      try {
+        reply = await request('submit', submission);
+      } catch (e) {
+        if (submission.immediate && e instanceof CliError && e.code === 'INFEASIBLE') {
+          errLine(`xlurm: ${e.message}`);
+          throw new ExitWith(EXIT_NEVER_FITS);
+        }
+        throw e;
+      }
+      const job = checkJob(reply);
       throw new ExitWith(await follower.follow(job));
     } finally {
       process.removeListener('SIGINT', onSignal);

@@ -41,6 +41,8 @@ export const submit = (({ core, caller }, spec) => {
     ...(spec.device_ids ? { device_ids: spec.device_ids } : {}),
     ...(spec.exclude_ids ? { exclude_ids: spec.exclude_ids } : {}),
     kind: spec.kind ?? null, time_limit: spec.time_limit ?? null, script: spec.script ?? null,
+    ...(spec.queue_timeout != null ? { queue_timeout: spec.queue_timeout } : {}),
+    ...(spec.immediate ? { immediate: true } : {}),
     ...(spec.group_affinity ? { group_affinity: spec.group_affinity } : {}),
   };
   const unplaceable = checkPlaceable(request, core.devices.inventory, (d) => core.devices.isEnabled(d), core.topology());

@@ -73,6 +73,7 @@ export function toWireJob(j: StoredJob): Job {
   return {
     id: j.id, owner: j.owner, spec: j.spec, state: j.state, devices: j.devices,
     submitted_at: j.submitted_at, started_at: j.started_at, result: j.result, reason: j.reason,
+    queue_timeout: j.spec.queue_timeout ?? null,
   };
 }
 

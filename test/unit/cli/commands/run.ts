@@ -103,3 +103,10 @@ t.test('through main: usage errors exit 2, validation errors exit 1, version and
   r = await capture(() => main('xlurm', ['xrun', '-i', '0,0', 'true']));
   t.same([r.value, r.stderr], [1, 'xlurm: device IDs must not contain duplicates\n'], 'xlurm xrun is an alias');
 });
+
+t.test('--immediate and --timeout (docs/behaviour.md §21.6)', async (t) => {
+  t.equal(submit(['--immediate', 'x']).immediate, true);
+  t.notOk('immediate' in submit(['x']), 'absent unless given');
+  t.equal(submit(['--timeout', '10m', 'x']).queue_timeout, 600);
+  t.same(submit(['--immediate', 'x']).command, ['x']);
+});
