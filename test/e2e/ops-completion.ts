@@ -105,7 +105,7 @@ t.test('bash: subcommands, options and option values', async (t) => {
   t.same(sorted(complete(['xlurm', 'start', '--backend', 'n'])), ['none', 'nv', 'nvidia']);
   t.same(sorted(complete(['xbatch', '--device', 'm'])), ['metax', 'mthreads', 'mtt', 'mx']);
   t.same(complete(['xbatch', '-g', '0', '--wr']), ['--wrap']);
-  t.same(sorted(complete(['xqueue', '--'])), ['--all', '--cancel', '--help', '--json', '--log', '--version']);
+  t.same(sorted(complete(['xqueue', '--'])), ['--all', '--cancel', '--help', '--json', '--log', '--long', '--version']);
   // compgen -c lists a command once per PATH directory holding it
   t.same([...new Set(complete(['xrun', '-g', '0', 'xqueu']))], ['xqueue'], "xrun's COMMAND is a command name");
   t.same(complete(['xrun', '-g', '0', 'python', '--ti']), [], "after xrun's COMMAND its words are its own, not xrun's options");
@@ -166,5 +166,5 @@ t.test('zsh: the script parses, registers every program and completes', async (t
   t.same(zshComplete('xlurm st'), ['start', 'status', 'stop']);
   t.same(zshComplete('xrun --ti'), ['--time-limit']);
   t.same(zshComplete('xlurm start --backend n'), ['none', 'nv', 'nvidia']);
-  t.same(zshComplete('xqueue --'), ['--all', '--cancel', '--help', '--json', '--log', '--version']);
+  t.same(zshComplete('xqueue --'), ['--all', '--cancel', '--help', '--json', '--log', '--long', '--version']);
 });
