@@ -98,3 +98,28 @@ t.test('xinfo --pools [--json] with fake GPUs', async (t) => {
   fs.writeFileSync(marker, '');
   await d.waitState(holder, 'COMPLETED');
 });
+
+t.test('xinfo --pools with declared groups under require; xlurm status names the affinity', async (t) => {
+  const fake = fakeLibrary(t, 'nvidia', gpus(8));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-pools-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'xlurm.toml');
+  fs.writeFileSync(file, '[devices]\ngroup_affinity = "require"\n\n[devices.groups]\nnv = "0-3;4-7"\n');
+  const d = await startDaemon(t, { backend: 'nvidia', env: fake.env, args: ['--config', file] });
+  const marker = path.join(dir, 'go');
+  const held: number[] = [];
+  for (const id of [0, 5]) held.push(await d.batch(waitMarker(marker), ['-i', String(id)]));
+  for (const id of held) await d.waitState(id, 'RUNNING');
+
+  const [p] = JSON.parse((await d.run('xinfo', ['--pools', '--json'])).stdout) as Array<Record<string, unknown>>;
+  t.same(p, {
+    kind: 'nvidia', label: 'nv', total: 8, free: 6, excluded: 0, unknown: 0,
+    groups: [{ devices: [0, 1, 2, 3], free: [1, 2, 3] }, { devices: [4, 5, 6, 7], free: [4, 6, 7] }],
+    largest_now: 3, largest_ever: 4, reservation: null,
+  });
+  const text = (await d.run('xinfo', ['--pools'])).stdout;
+  t.match(text, /\nnv +8 +6 +0 +0 +3 +4 +-\nnv groups: 0-3 \(free: 1,2,3\), 4-7 \(free: 4,6,7\)\n$/);
+  t.match((await d.run('xlurm', ['status'])).stdout, /\nGroup affinity: require\n/);
+  fs.writeFileSync(marker, '');
+  for (const id of held) await d.waitState(id, 'COMPLETED');
+});
