@@ -19,7 +19,7 @@ import { PendingJobs, pendingJob } from './pending-jobs';
 import { deviceKey, type DeviceBlock, type Topology } from './scheduler/place';
 import { checkGroupIds } from './config/groups';
 import { hostTopology } from './devices/topology';
-import { schedule, type PendingJob } from './scheduler/schedule';
+import { schedule, type Hold, type PendingJob, type Reservation, type SchedulerInput } from './scheduler/schedule';
 import { effectiveQueueTimeout, effectiveTimeLimit } from './time-policy';
 import { toWireJob, type Store, type StoredJob } from './store/store';
 
@@ -28,6 +28,12 @@ const NO_KEYS: ReadonlySet<string> = new Set();
 
 /** Jobs of one pass whose files are made ready while their RUNNING commit is synced. */
 const PREPARE_AHEAD = 8;
+
+/** `[limits]` keys and their settings, for a reload's list of what changed. */
+const LIMIT_KEYS = [
+  ['limits.default_time_limit', 'defaultTimeLimit'], ['limits.max_time_limit', 'maxTimeLimit'],
+  ['limits.kill_grace', 'killGrace'], ['limits.default_queue_timeout', 'defaultQueueTimeout'],
+] as const;
 
 /** Who is calling: from SO_PEERCRED at accept, never from the request. */
 export interface Caller { uid: number; gid: number; pid: number }
@@ -46,6 +52,8 @@ export interface JobRunner {
   cancel(id: number): NodeJS.ErrnoException | undefined;
   /** Watch running jobs whose supervisors this daemon did not spawn (or must collect again). */
   adopt(ids: number[], afterRestart?: boolean): void;
+  /** Seconds from SIGTERM to SIGKILL for jobs launched from now on (`[limits] kill_grace`). */
+  killGrace?: number;
 }
 
 /**
@@ -83,6 +91,7 @@ export class Core {
     // submitted job that can start is committed RUNNING together with its
     // insert: one fsync from submit to spawn.
     store.beforeFlush = () => this.runQueuedPass();
+    runner.killGrace = config.killGrace;
   }
 
   now(): number { return Math.floor(Date.now() / 1000); }
@@ -357,7 +366,11 @@ export class Core {
       pending: full ? [] : this.pendingRequests(), cpuOnlyPending: this.pending.cpuOnly,
       running: this.running.size, maxRunning: this.cfg.maxRunning,
       inventory: this.devices.inventory, free, blocked: full ? undefined : this.deviceBlocks(free), topology: this.topology(),
+      ...this.policyInputs(full),
     });
+    // A pass that walked nothing (every slot taken) keeps the reservations of
+    // the last one that did, for the jobs still pending (docs/behaviour.md §21.3).
+    this.latestReservations = full ? this.latestReservations.filter((r) => this.pending.has(r.job)) : pass.reservations;
     const decisions = pass.decisions;
     if (decisions.length === 0) { this.pending.explain(pass.reasonOf); return; }
     const now = this.now();
@@ -413,9 +426,85 @@ export class Core {
     });
   }
 
-  /** Pending jobs as the scheduler sees them, in submission order (lazily: it may stop early). */
+  /** Pending jobs as the scheduler sees them, in its order (scheduler/order.ts; lazily: it may stop early). */
   private *pendingRequests(): Iterable<PendingJob> {
-    for (const j of this.pending.values()) yield pendingJob(j);
+    for (const j of this.pending.ordered()) yield pendingJob(j);
+  }
+
+  /**
+   * What xinfo shows: the device views with the latest reservations. An idle
+   * reserved device reads `reserved`; one still held stays `allocated` to its
+   * holder; both carry `reserved_for` (docs/behaviour.md §21.3).
+   */
+  deviceViews(): DeviceView[] {
+    const views = this.devices.views();
+    const reserved = this.reservedDevices();
+    if (reserved.size === 0) return views;
+    for (const v of views) {
+      const job = reserved.get(deviceKey(v.device));
+      if (job === undefined) continue;
+      v.reserved_for = job;
+      if (v.status === 'idle') v.status = 'reserved';
+    }
+    return views;
+  }
+
+  /** The latest reservations (reserve mode), for xinfo. */
+  private latestReservations: Reservation[] = [];
+
+  /** Per vendor: the reservation in force (reserve mode), for `xinfo --pools`. */
+  reservations(): Map<string, { job: number; devices: number[]; expectedStart: number | null }> {
+    const m = new Map<string, { job: number; devices: number[]; expectedStart: number | null }>();
+    if (this.cfg.schedulerMode !== 'reserve') return m;
+    for (const r of this.latestReservations) {
+      if (this.pending.has(r.job)) m.set(r.kind, { job: r.job, devices: r.devices.map((d) => d.id), expectedStart: r.expectedStart });
+    }
+    return m;
+  }
+
+  /** Device key → the job its latest reservation is for. */
+  reservedDevices(): Map<string, number> {
+    const m = new Map<string, number>();
+    if (this.cfg.schedulerMode !== 'reserve') return m;
+    for (const r of this.latestReservations) {
+      if (!this.pending.has(r.job)) continue;
+      for (const d of r.devices) m.set(deviceKey(d), r.job);
+    }
+    return m;
+  }
+
+  /**
+   * The policy's inputs to a pass (docs/behaviour.md §21.2–§21.4): the mode,
+   * the size caps with the running jobs per size, and for `reserve` each
+   * held device's holder with its expected end (started_at + time limit)
+   * and the time. Work per running job only, never per pending job.
+   */
+  private policyInputs(full: boolean): Partial<SchedulerInput> {
+    const c = this.cfg;
+    const out: Partial<SchedulerInput> = {};
+    const caps = c.maxRunningBySize;
+    if (caps && caps.size) {
+      const bySize = new Map<number, number>();
+      for (const j of this.running.values()) {
+        const n = j.devices.length;
+        if (caps.has(n)) bySize.set(n, (bySize.get(n) ?? 0) + 1);
+      }
+      out.sizeLimits = caps;
+      out.runningBySize = bySize;
+    }
+    if (c.schedulerMode === 'reserve' && !full) {
+      const holds = new Map<string, Hold>();
+      for (const j of this.running.values()) {
+        const limit = j.spec.time_limit ?? null;
+        const end = limit === null || j.started_at === null ? null : j.started_at + limit;
+        for (const d of j.devices) holds.set(deviceKey(d), { job: j.id, owner: j.owner.name, end });
+      }
+      out.mode = 'reserve';
+      out.reserveMinDevices = c.reserveMinDevices;
+      out.holds = holds;
+      out.now = this.now();
+    }
+    return out;
   }
 
   /**
@@ -558,6 +647,10 @@ export class Core {
     if (next.groupAffinity !== prev.groupAffinity) changed.push('devices.group_affinity');
     if (JSON.stringify(next.groups) !== JSON.stringify(prev.groups)) changed.push('devices.groups');
     if (next.maxRunning !== prev.maxRunning) changed.push('daemon.max_running');
+    for (const [key, field] of LIMIT_KEYS) if (next[field] !== prev[field]) changed.push(key);
+    if (next.schedulerMode !== prev.schedulerMode) changed.push('scheduler.mode');
+    if (next.reserveMinDevices !== prev.reserveMinDevices) changed.push('scheduler.reserve_min_devices');
+    if (JSON.stringify([...next.maxRunningBySize ?? []]) !== JSON.stringify([...prev.maxRunningBySize ?? []])) changed.push('scheduler.max_running_by_size');
     if (next.retentionSecs !== prev.retentionSecs || next.retention !== prev.retention) changed.push('daemon.retention');
     const before = new Set(prev.excludeIds);
     const after = new Set(next.excludeIds);
@@ -566,6 +659,7 @@ export class Core {
     for (const id of after) if (!before.has(id)) set.add(id);
     if (before.size !== after.size || [...after].some((id) => !before.has(id))) changed.push('daemon.exclude_device_ids');
     this.config = next;
+    this.runner.killGrace = next.killGrace;
     this.log(`configuration reloaded from ${next.source.file}${next.source.found ? '' : ' (no such file: defaults)'}` +
       (changed.length ? `; changed ${changed.join(', ')}` : '; nothing changed'));
     this.configApplied?.(next);

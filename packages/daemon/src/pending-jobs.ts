@@ -1,5 +1,7 @@
 /**
- * The PENDING jobs in submission order, counting those that ask for no
+ * The PENDING jobs in submission order (the Map's own order), also kept in
+ * the scheduling order (scheduler/order.ts: buckets by requested count, high
+ * first, each in id order; `ordered()`), counting those that ask for no
  * device. A scheduling pass over a long queue can then stop as soon as no
  * device is free and no CPU-only job is left to consider, instead of walking
  * every pending job (10k of them: milliseconds per pass).
@@ -11,6 +13,7 @@
  */
 import type { Reason } from '@xlurm/protocol';
 import type { Pass, PendingJob } from './scheduler/schedule';
+import { pendingOrderBucket } from './scheduler/order';
 import type { StoredJob } from './store/store';
 
 /**
@@ -52,16 +55,24 @@ const QUEUED_REASON: PropertyDescriptor = {
 };
 const NO_REASON: PropertyDescriptor = { value: null, writable: true, enumerable: true, configurable: true };
 
+/** The jobs of one order bucket, in id order once `sorted`. */
+interface Bucket { jobs: Map<number, StoredJob>; maxId: number; sorted: boolean }
+
 export class PendingJobs extends Map<number, StoredJob> {
   /** Pending jobs with count 0. */
   cpuOnly = 0;
   private latest: Pass['reasonOf'] | undefined;
   private passes = 0;
+  /** The order's buckets (scheduler/order.ts), and their keys in walking order. */
+  private buckets = new Map<number, Bucket>();
+  private bucketKeys: number[] = [];
 
   override set(id: number, j: StoredJob): this {
     const old = super.get(id);
     if (old && old.spec.count === 0) this.cpuOnly--;
     if (j.spec.count === 0) this.cpuOnly++;
+    if (old) this.unbucket(old);
+    this.bucket(j);
     const q = j as QueuedJob;
     if (q[QUEUED]?.queue !== this) {
       q[QUEUED] = { queue: this, since: this.passes };
@@ -74,6 +85,7 @@ export class PendingJobs extends Map<number, StoredJob> {
     const old = super.get(id);
     if (old) {
       if (old.spec.count === 0) this.cpuOnly--;
+      this.unbucket(old);
       (old as QueuedJob)[QUEUED] = undefined;
       Object.defineProperty(old, 'reason', NO_REASON);
     }
@@ -83,7 +95,49 @@ export class PendingJobs extends Map<number, StoredJob> {
   /** Empties the map only; the jobs keep their reasons (a re-sort sets them again at once). */
   override clear(): void {
     this.cpuOnly = 0;
+    this.buckets.clear();
+    this.bucketKeys = [];
     super.clear();
+  }
+
+  /**
+   * The pending jobs in scheduling order (scheduler/order.ts), lazily: a
+   * pass may stop early. No sort per pass: a bucket is re-sorted only after
+   * a job entered it out of id order (a deferred start going back).
+   */
+  *ordered(): Generator<StoredJob> {
+    for (const key of this.bucketKeys) {
+      const b = this.buckets.get(key);
+      if (!b) continue;
+      if (!b.sorted) {
+        b.jobs = new Map([...b.jobs].sort((x, y) => x[0] - y[0]));
+        b.sorted = true;
+      }
+      yield* b.jobs.values();
+    }
+  }
+
+  private bucket(j: StoredJob): void {
+    const key = pendingOrderBucket(j.spec.count);
+    let b = this.buckets.get(key);
+    if (!b) {
+      b = { jobs: new Map(), maxId: 0, sorted: true };
+      this.buckets.set(key, b);
+      // Few distinct keys (device counts): a sorted insert is cheap.
+      let i = 0;
+      while (i < this.bucketKeys.length && this.bucketKeys[i]! < key) i++;
+      this.bucketKeys.splice(i, 0, key);
+    }
+    if (j.id < b.maxId) b.sorted = false; else b.maxId = j.id;
+    b.jobs.set(j.id, j);
+  }
+
+  private unbucket(j: StoredJob): void {
+    const key = pendingOrderBucket(j.spec.count);
+    const b = this.buckets.get(key);
+    if (!b || !b.jobs.delete(j.id) || b.jobs.size) return;
+    this.buckets.delete(key);
+    this.bucketKeys.splice(this.bucketKeys.indexOf(key), 1);
   }
 
   /** A scheduling pass over every job now pending has finished: its reasons are theirs. */

@@ -134,7 +134,8 @@ export type JobSummary = Static<typeof JobSummary>;
 export const DeviceStatus = Type.Union([
   Type.Literal('idle'), Type.Literal('busy'), Type.Literal('unknown'), Type.Literal('unhealthy'),
   Type.Literal('allocated'), Type.Literal('disabled'),
-]);
+  Type.Literal('reserved'),
+], { description: 'reserved: idle, and kept for the pending job reserved_for (scheduler mode reserve)' });
 export type DeviceStatus = Static<typeof DeviceStatus>;
 
 export const DeviceView = Type.Object({
@@ -142,6 +143,7 @@ export const DeviceView = Type.Object({
   job: Nullable(JobId),
   status: DeviceStatus,
   monitoring_error: Type.Optional(Type.String({ description: 'failed query and driver error, for unknown devices' })),
+  reserved_for: Type.Optional(Type.Integer({ minimum: 1, description: 'the pending job this device is reserved for (scheduler mode reserve); absent when none. A reserved device that a running job still holds stays allocated, with that job' })),
 }, { additionalProperties: false });
 export type DeviceView = Static<typeof DeviceView>;
 

@@ -52,3 +52,19 @@ t.test('a pending job reads its reason from the latest pass; null before any pas
   t.same(JSON.parse(JSON.stringify(b)).reason, { code: 'Resources', message: 'needs 1 nv device: nv:0 busy (not started by xlurm)' },
     'the reason is an ordinary enumerable key');
 });
+
+t.test('PendingJobs walks its jobs in the scheduling order, kept through every change without a sort per walk', async (t) => {
+  const p = new PendingJobs();
+  for (const [id, n] of [[1, 1], [2, 8], [3, 0], [4, 4], [5, 1], [6, 8]] as const) p.set(id, job(id, n));
+  const ids = () => [...p.ordered()].map((j) => j.id);
+  t.same(ids(), [2, 6, 4, 1, 5, 3], 'count high first, then id');
+  t.same([...p.keys()], [1, 2, 3, 4, 5, 6], 'the map itself stays in submission order');
+  p.delete(4);
+  t.same(ids(), [2, 6, 1, 5, 3], 'an emptied bucket is dropped');
+  p.set(4, job(4, 1));
+  t.same(ids(), [2, 6, 1, 4, 5, 3], 'a job back out of id order (a deferred start) takes its place by id');
+  p.set(9, job(9, 2));
+  t.same(ids(), [2, 6, 9, 1, 4, 5, 3]);
+  p.clear();
+  t.same(ids(), []);
+});

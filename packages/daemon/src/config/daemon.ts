@@ -20,6 +20,11 @@ export interface DaemonSettings {
   /** `[devices]` (docs/behaviour.md §21.5): the host's affinity, and the groups declared per vendor. */
   groupAffinity: 'prefer' | 'require' | 'off';
   groups: DeclaredGroups;
+  /** `[scheduler]` (docs/behaviour.md §21.2–§21.4). */
+  schedulerMode: 'greedy' | 'reserve';
+  reserveMinDevices: number;
+  /** Device count → most running jobs holding exactly that many. */
+  maxRunningBySize: ReadonlyMap<number, number>;
   /** `[limits]` (docs/behaviour.md §21.6), in seconds; null: not set. */
   defaultTimeLimit: number | null;
   maxTimeLimit: number | null;
@@ -47,6 +52,7 @@ export const DEFAULT_SETTINGS: Readonly<DaemonSettings> = {
   backend: 'auto', maxRunning: 32, retention: '7d', retentionSecs: 7 * 86400, excludeIds: [],
   groupAffinity: 'prefer', groups: {},
   defaultTimeLimit: null, maxTimeLimit: null, killGrace: 1, defaultQueueTimeout: null,
+  schedulerMode: 'greedy', reserveMinDevices: 2, maxRunningBySize: new Map(),
 };
 
 /** Each setting's key in the file and its option, in the file's order. */
@@ -96,6 +102,12 @@ export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named:
     const key = `devices.groups.${label}`;
     if (typeof groups === 'string') throw new ConfigFileError([{ file: loaded.file, line: loaded.lines.get(key), key, problem: groups }]);
     s.groups[kind] = groups;
+  }
+  const sc = loaded.settings.scheduler ?? {};
+  if (sc.mode !== undefined) s.schedulerMode = sc.mode;
+  if (sc.reserve_min_devices !== undefined) s.reserveMinDevices = sc.reserve_min_devices;
+  if (sc.max_running_by_size !== undefined) {
+    s.maxRunningBySize = new Map(Object.entries(sc.max_running_by_size as Record<string, number>).map(([k, v]) => [Number(k), v]));
   }
   const f = args.flags;
   if (f.backend !== undefined) s.backend = f.backend;

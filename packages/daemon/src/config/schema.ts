@@ -54,10 +54,25 @@ export const DevicesSection = Type.Object({
   }))])), { additionalProperties: false })),
 }, { additionalProperties: false });
 
+/** Scheduling policy (docs/behaviour.md §21.2–§21.4). */
+export const SchedulerSection = Type.Object({
+  mode: Type.Optional(Type.Union([Type.Literal('greedy'), Type.Literal('reserve')], {
+    description: 'greedy (default: start whatever fits) or reserve (the first blocked large job reserves its devices; others backfill)',
+    problem: "invalid mode '%s': use greedy or reserve",
+  })),
+  reserve_min_devices: Type.Optional(Type.Integer({ minimum: 1, maximum: U32_MAX, description: 'reserve: the least device count whose job may reserve; default 2' })),
+  max_running_by_size: Type.Optional(Type.Object({}, {
+    patternProperties: { '^[1-9][0-9]{0,5}$': Type.Integer({ minimum: 1, maximum: U32_MAX }) },
+    additionalProperties: false,
+    description: 'device count = most running jobs holding exactly that many devices, e.g. { 8 = 1 }; default none',
+  })),
+}, { additionalProperties: false });
+
 export const ConfigSchema = Type.Object({
   daemon: Type.Optional(DaemonSection),
   devices: Type.Optional(DevicesSection),
   limits: Type.Optional(LimitsSection),
+  scheduler: Type.Optional(SchedulerSection),
 }, { additionalProperties: false });
 
 export type ConfigFile = Static<typeof ConfigSchema>;

@@ -1,3 +1,4 @@
 import type { Handler } from './types';
 
-export const info = (({ core }) => core.devices.views()) satisfies Handler<'info'>;
+/** The devices with their reservations (Core.deviceViews). */
+export const info = (({ core }) => core.deviceViews()) satisfies Handler<'info'>;

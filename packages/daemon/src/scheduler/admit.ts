@@ -1,8 +1,9 @@
 /**
- * The admit step: may a job start at all now, wherever it would go? Today
- * only the host's `max_running`; per-user and per-size limits, begin times,
- * holds and dependencies go here. A step returns a code, never a message:
- * messages are built only for reasons someone reads (explainAdmit).
+ * The admit step: may a job start at all now, wherever it would go? The
+ * host's `max_running` (with the slot a reservation keeps, docs/behaviour.md
+ * §21.3) and the size caps (`max_running_by_size`, §21.4); per-user limits,
+ * begin times, holds and dependencies go here. A step returns a code, never
+ * a message: messages are built only for reasons someone reads (explainAdmit).
  */
 import type { Reason } from '@xlurm/protocol';
 import type { PendingJob } from './pending-job';
@@ -12,24 +13,58 @@ export interface AdmitState {
   /** RUNNING jobs, CPU-only included, with those started earlier in this pass. */
   running: number;
   maxRunning: number;
+  /**
+   * `max_running` slots kept for reserving jobs (one per reservation, reserve
+   * mode): other jobs may start only while fewer than maxRunning - kept run.
+   */
+  kept?: number;
+  /** `max_running_by_size`: device count → most running jobs holding exactly that many. */
+  sizeLimits?: ReadonlyMap<number, number>;
+  /** RUNNING jobs per device count (only counts that have a limit need be here), with this pass's starts. */
+  runningBySize?: Map<number, number>;
 }
 
 /** Codes of admit. */
-export type AdmitCode = 'MaxRunning';
+export type AdmitCode = 'MaxRunning' | 'SizeLimit';
 
 /** Why no job at all may start now (the pass then considers no further job), or null. */
 export function admitNone(s: AdmitState): AdmitCode | null {
-  return s.running >= s.maxRunning ? 'MaxRunning' : null;
+  return s.running >= s.maxRunning - (s.kept ?? 0) ? 'MaxRunning' : null;
 }
 
-/** Why this job may not start now although others may (none today), or null. */
-export function admit(_job: PendingJob, _s: AdmitState): AdmitCode | null {
+/** Why this job may not start now although others may, or null. */
+export function admit(job: PendingJob, s: AdmitState): AdmitCode | null {
+  const limit = s.sizeLimits?.get(job.count);
+  if (limit !== undefined && (s.runningBySize?.get(job.count) ?? 0) >= limit) return 'SizeLimit';
   return null;
 }
 
-/** The reason for a code of admit: `32 jobs running (limit 32)`. */
-export function explainAdmit(code: AdmitCode, s: AdmitState): Reason {
+/** The pass started `job`: count it. */
+export function admitted(job: PendingJob, s: AdmitState): void {
+  s.running++;
+  if (s.sizeLimits?.has(job.count)) {
+    const m = s.runningBySize ??= new Map();
+    m.set(job.count, (m.get(job.count) ?? 0) + 1);
+  }
+}
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/**
+ * The reason for a code of admit: `32 jobs running (limit 32)`,
+ * `1 job of 8 devices running (limit 1)`. `job` is needed for SizeLimit.
+ */
+export function explainAdmit(code: AdmitCode, s: AdmitState, job?: PendingJob): Reason {
   switch (code) {
-    case 'MaxRunning': return { code, message: `${s.running} job${s.running === 1 ? '' : 's'} running (limit ${s.maxRunning})` };
+    case 'MaxRunning': {
+      const kept = s.kept ?? 0;
+      const why = kept ? `limit ${s.maxRunning}, ${plural(kept, 'slot')} kept for reserving jobs` : `limit ${s.maxRunning}`;
+      return { code, message: `${plural(s.running, 'job')} running (${why})` };
+    }
+    case 'SizeLimit': {
+      const n = job?.count ?? 0;
+      const running = s.runningBySize?.get(n) ?? 0;
+      return { code, message: `${plural(running, 'job')} of ${plural(n, 'device')} running (limit ${s.sizeLimits?.get(n) ?? 0})` };
+    }
   }
 }

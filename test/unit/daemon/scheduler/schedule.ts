@@ -10,13 +10,14 @@ const allFree = new Set(inv.map(deviceKey));
 /** A pending job asking for `count` devices (any vendor unless given). */
 const job = (id: number, count: number, more: Partial<PendingJob> = {}): PendingJob => ({ id, count, kind: null, timeLimit: null, ...more });
 
-t.test('a pass respects max-running, submission order, and lets small jobs overtake a blocked one', async (t) => {
+t.test('a pass respects max-running, the order (larger first, then submission), and lets small jobs overtake a blocked one', async (t) => {
   const free = new Set(['nvidia:0', 'nvidia:1']);
   const d = schedule({
     pending: [job(1, 4), job(2, 1), job(3, 0), job(4, 1), job(5, 1)],
     running: 0, maxRunning: 10, inventory: inv, free,
   }).decisions;
-  t.same(d.map((x) => [x.id, x.devices.map(deviceKey)]), [[2, ['nvidia:0']], [3, []], [4, ['nvidia:1']]]);
+  // The CPU-only job 3 asks for fewer devices than 4 and 5: it comes after them (docs/behaviour.md §21.1).
+  t.same(d.map((x) => [x.id, x.devices.map(deviceKey)]), [[2, ['nvidia:0']], [4, ['nvidia:1']], [3, []]]);
   const limited = schedule({ pending: [job(1, 0), job(2, 0)], running: 1, maxRunning: 2, inventory: inv, free: allFree }).decisions;
   t.same(limited.map((x) => x.id), [1]);
   t.same(schedule({ pending: [job(1, 0)], running: 2, maxRunning: 2, inventory: inv, free: allFree }).decisions, []);
@@ -129,4 +130,20 @@ t.test('reasons are built only when asked, and never change the input', async (t
   t.equal(reads, after, 'the same request is explained once');
   t.same([...free], ['nvidia:0'], 'the free set is left as given');
   t.same([...blocked.keys()], ['nvidia:1']);
+});
+
+t.test('size caps: a capped size waits with SizeLimit while smaller jobs keep being scheduled', async (t) => {
+  const gpus = Array.from({ length: 8 }, (_, i) => dev('nvidia', i));
+  const free = new Set(gpus.map(deviceKey));
+  const caps = new Map([[2, 1]]);
+  const p = schedule({
+    pending: [job(1, 2), job(2, 2), job(3, 1), job(4, 1)],
+    running: 0, maxRunning: 32, inventory: gpus, free, sizeLimits: caps, runningBySize: new Map(),
+  });
+  t.same(p.decisions.map((d) => d.id), [1, 3, 4], 'the second 2-device job waits; the 1-device jobs start');
+  t.same(p.reasonOf(job(2, 2)), { code: 'SizeLimit', message: '1 job of 2 devices running (limit 1)' });
+  const already = schedule({
+    pending: [job(5, 2), job(6, 1)], running: 1, maxRunning: 32, inventory: gpus, free, sizeLimits: caps, runningBySize: new Map([[2, 1]]),
+  });
+  t.same(already.decisions.map((d) => d.id), [6], 'counted among the jobs already running');
 });
