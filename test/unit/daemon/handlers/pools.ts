@@ -14,3 +14,17 @@ t.test('the inventory per vendor for anyone; nothing starts while every slot is 
   t.equal(tc.core.complete(job.id, { state: 'COMPLETED', exit_code: 0, finished_at: tc.core.now(), error: null }), undefined);
   t.match(pools(ctxOf(tc.core, bobCaller))[0], { free: 1, largest_now: 1 }, 'a released device is free once probed idle again; the slot is');
 });
+
+t.test('the reservation and groups come from Core where it offers them', async (t) => {
+  const tc = await makeCore(t, { devices: 4 });
+  const facts = tc.core as unknown as {
+    reservations: () => Map<string, { job: number; devices: number[]; expectedStart: number | null }>;
+    topology: () => { affinity: 'require'; groups: Map<string, number[][]> };
+  };
+  facts.reservations = () => new Map([['nvidia', { job: 9, devices: [2, 3], expectedStart: 1700000000 }]]);
+  facts.topology = () => ({ affinity: 'require', groups: new Map([['nvidia', [[0, 1], [2, 3]]]]) });
+  t.match(pools(ctxOf(tc.core, bobCaller))[0], {
+    free: 4, groups: [{ devices: [0, 1], free: [0, 1] }, { devices: [2, 3], free: [2, 3] }],
+    largest_now: 2, largest_ever: 2, reservation: { job: 9, devices: [2, 3], expected_start: 1700000000 },
+  });
+});
