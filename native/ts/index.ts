@@ -18,7 +18,11 @@ export interface Account { name: string; uid: number; gid: number; dir: string; 
  * (and the other fields may be empty) when the device was seen but could not
  * be identified: the daemon leaves it out of the inventory and logs why.
  */
-export interface RawDevice { id: number; uuid: string; name: string; npu: number | null; chip: number | null; error: string | null }
+export interface RawDevice {
+  id: number; uuid: string; name: string; npu: number | null; chip: number | null; error: string | null;
+  /** The device group from the library's topology (0, 1, …); absent where the library reports none. */
+  group?: number;
+}
 
 /**
  * One device's answer to a probe (vendor-neutral). `error` set: some query

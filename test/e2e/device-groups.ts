@@ -13,8 +13,8 @@ import type { Scope as Tap } from '../helpers/tap';
 const gpus = (n: number) => Array.from({ length: n }, (_, i) => `device ${i} GPU-7e57c0de-0000-4000-8000-00000000000${i} "Fake H100 80GB"`);
 const waitMarker = (marker: string) => `while [ ! -e ${marker} ]; do sleep 0.02; done`;
 
-async function groupsDaemon(t: Tap, config: string): Promise<{ d: Daemon; dir: string; file: string; marker: string }> {
-  const fake = fakeLibrary(t, 'nvidia', gpus(8));
+async function groupsDaemon(t: Tap, config: string, extra: string[] = []): Promise<{ d: Daemon; dir: string; file: string; marker: string }> {
+  const fake = fakeLibrary(t, 'nvidia', [...gpus(8), ...extra]);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-groups-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'xlurm.toml');
@@ -128,4 +128,21 @@ t.test('the groups are checked: syntax and ids in two groups by config check, un
   t.equal(r.code, 0, r.stderr);
   r = await d.run('xrun', ['-g', '3', '-i', '1,2,3', 'true']);
   t.equal(r.stderr, 'xlurm: device ids 1,2,3 span groups 0-1 and 2-7 (group affinity is required)\n', 'the reloaded groups apply');
+});
+
+t.test('discovered topology: NVML groups GPUs that share a PCIe switch hierarchy; declared groups win', async (t) => {
+  // Pairs in 0-2 and in 3-7 share switches; the two halves meet only at the CPU.
+  const topology = ['topology 10 0 1 2', 'topology 20 3 4 5 6 7', 'topology 40 0 3'];
+  const { d, file } = await groupsDaemon(t, '[devices]\ngroup_affinity = "require"\n', topology);
+  let r = await d.run('xrun', ['-g', '6', 'true']);
+  t.equal(r.stderr, 'xlurm: requested 6 devices within one group, but the largest group of nv (3-7) has 5 devices (group affinity is required)\n');
+  r = await d.run('xrun', ['-i', '2,3', 'true']);
+  t.equal(r.stderr, 'xlurm: device ids 2,3 span groups 0-2 and 3-7 (group affinity is required)\n');
+  const j = await d.batch('true', ['-g', '3']);
+  t.same(deviceIds(await d.waitState(j, 'COMPLETED')), [0, 1, 2], 'best fit: the smaller group');
+  fs.writeFileSync(file, '[devices]\ngroup_affinity = "require"\ngroups.nv = "0-7"\n');
+  r = await d.run('xlurm', ['reload']);
+  t.equal(r.code, 0, r.stderr);
+  const all = await d.batch('true', ['-g', '8']);
+  t.equal(deviceIds(await d.waitState(all, 'COMPLETED')).length, 8, 'the declared group replaces the discovered ones');
 });

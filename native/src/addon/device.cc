@@ -252,6 +252,8 @@ Napi::Object DeviceToJs(Napi::Env env, const RawDevice& d) {
   o.Set("name", Napi::String::New(env, d.name));
   o.Set("npu", NullOr(env, d.npu));
   o.Set("chip", NullOr(env, d.chip));
+  // Only where the library reported a topology, so other vendors' entries keep their shape.
+  if (d.group >= 0) o.Set("group", Napi::Number::New(env, static_cast<double>(d.group)));
   o.Set("error", d.error.empty() ? env.Null() : Napi::String::New(env, d.error));
   return o;
 }

@@ -24,6 +24,7 @@ struct RawDevice {
   std::string name;
   int64_t npu = -1;    // -1 = null
   int64_t chip = -1;   // -1 = null
+  int64_t group = -1;  // device group from the library's topology (0, 1, …); -1 = unknown
   std::string error;
 };
 

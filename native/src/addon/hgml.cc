@@ -31,6 +31,7 @@ constexpr NvmlShapedApi kHgml = {
     /*processes=*/{"hgmlDeviceGetComputeRunningProcesses_v3", "hgmlDeviceGetComputeRunningProcesses_v2",
                    "hgmlDeviceGetComputeRunningProcesses"},
     /*preload=*/"libuki.so",
+    /*topology=*/nullptr,  // HGML has one (NVML's levels) but no tested fake: unknown topology
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 //             nvmlDeviceGetName
 //   Probe     per id: handle by index, UUID (the daemon compares it with discovery), compute
 //             processes (_v3, else _v2, else plain; rows validated, see DecodeProcessRows)
+//             then, when exported, nvmlDeviceGetTopologyCommonAncestor per pair (device groups)
 //   Shutdown  nvmlShutdown, once per successful init
 #include "nvml-shaped.h"
 
@@ -62,6 +63,12 @@ using CountFn = nvmlReturn_t (*)(unsigned int*);
 using HandleByIndexFn = nvmlReturn_t (*)(unsigned int, nvmlDevice_t*);
 using StringFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
 using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
+using TopologyFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);  // nvmlGpuTopologyLevel_t is an int enum
+
+// NVML_TOPOLOGY_MULTIPLE: the two GPUs share a PCIe switch hierarchy (one or more switches)
+// without going through a host bridge; INTERNAL (0, one board) and SINGLE (10, one switch) are
+// closer. Such GPUs form one device group (docs/behaviour.md §21.5).
+constexpr int kTopologyGroupLevel = 20;
 
 }  // namespace
 
@@ -135,6 +142,7 @@ class NvmlShaped : public Vendor {
     name_ = reinterpret_cast<StringFn>(api_.name_required ? need({api_.name}) : FindSymbol(lib, {api_.name}));
     const char* procs_symbol = nullptr;
     processes_ = reinterpret_cast<ProcessesFn>(need({api_.processes[0], api_.processes[1], api_.processes[2]}, &procs_symbol));
+    if (api_.topology) topology_ = reinterpret_cast<TopologyFn>(FindSymbol(lib, {api_.topology}));
     if (missing) return path + " does not export " + missing + " (not an " + api_.library + " library?)";
     // Preferred layout first (docs/driver-apis.md §1.6): the versioned symbols take 24-byte rows,
     // except on the drivers that used 32 (535.43-535.86) or 16 bytes behind _v3.
@@ -153,6 +161,7 @@ class NvmlShaped : public Vendor {
     Enter(api_.count_call);
     nvmlReturn_t rc = count_(&count);
     if (rc != kSuccess) return Error(api_.count_call, rc);
+    std::vector<nvmlDevice_t> handles;  // per device; nullptr: not identified
     for (unsigned int i = 0; i < count; i++) {
       RawDevice d;
       d.id = i;
@@ -164,8 +173,40 @@ class NvmlShaped : public Vendor {
       if (err.empty() && d.uuid.empty()) err = std::string(api_.uuid) + ": empty UUID";
       d.error = err;
       out->push_back(std::move(d));
+      handles.push_back(err.empty() ? h : nullptr);
     }
+    Groups(handles, out);
     return "";
+  }
+
+  // Device groups from the topology: GPUs whose common ancestor is at most kTopologyGroupLevel
+  // are joined (transitively). Any failed call (Not Supported on most consumer boards) leaves
+  // every group unknown: a partial answer would read a missing link as "not connected".
+  void Groups(const std::vector<nvmlDevice_t>& handles, std::vector<RawDevice>* out) {
+    if (!topology_ || handles.size() > 1024) return;
+    size_t n = handles.size();
+    std::vector<size_t> root(n);
+    for (size_t i = 0; i < n; i++) root[i] = i;
+    auto find = [&](size_t i) { while (root[i] != i) i = root[i] = root[root[i]]; return i; };
+    for (size_t i = 0; i < n; i++) {
+      if (!handles[i]) continue;
+      for (size_t j = i + 1; j < n; j++) {
+        if (!handles[j]) continue;
+        int level = -1;
+        Enter(api_.topology);
+        if (topology_(handles[i], handles[j], &level) != kSuccess || level < 0) return;
+        if (level <= kTopologyGroupLevel) root[find(j)] = find(i);
+      }
+    }
+    // Number the groups 0, 1, … in the order of their first device.
+    std::vector<int64_t> number(n, -1);
+    int64_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (!handles[i]) continue;
+      size_t r = find(i);
+      if (number[r] < 0) number[r] = next++;
+      (*out)[out->size() - n + i].group = number[r];
+    }
   }
 
   void Probe(const std::vector<uint32_t>& ids, std::vector<ProbeRow>* out) override {
@@ -262,6 +303,7 @@ class NvmlShaped : public Vendor {
   StringFn uuid_ = nullptr;
   StringFn name_ = nullptr;
   ProcessesFn processes_ = nullptr;
+  TopologyFn topology_ = nullptr;
   std::vector<size_t> strides_;
 };
 

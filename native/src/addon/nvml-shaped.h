@@ -32,6 +32,9 @@ struct NvmlShapedApi {
   // A library the main one needs (DT_NEEDED) that may not be on the loader's path: loaded first
   // from the main library's directory when present there (libuki.so for HGML). nullptr: none.
   const char* preload;
+  // …DeviceGetTopologyCommonAncestor (NVML's levels, docs/driver-apis.md §1.7), for device groups
+  // at discovery; nullptr, or a library that does not export it: topology unknown.
+  const char* topology;
 };
 
 // A Vendor for the library `api` describes (which must outlive it: use a static table).

@@ -25,6 +25,7 @@ constexpr NvmlShapedApi kNvml = {
     /*processes=*/{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
                    "nvmlDeviceGetComputeRunningProcesses"},
     /*preload=*/nullptr,
+    /*topology=*/"nvmlDeviceGetTopologyCommonAncestor",
 };
 
 }  // namespace

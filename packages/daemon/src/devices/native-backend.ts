@@ -59,6 +59,22 @@ export function statusFromRow(device: Device, row: ProbeRow | undefined): ProbeR
   return { status: row.processes.length > 0 ? 'busy' : 'idle' };
 }
 
+/**
+ * The device groups the library reported at discovery (docs/behaviour.md §21.5):
+ * only when every device of the inventory has one; else unknown.
+ */
+export function groupsOf(raws: readonly RawDevice[], devices: readonly Device[]): number[][] | undefined {
+  if (devices.length === 0) return undefined;
+  const byGroup = new Map<number, number[]>();
+  for (const d of devices) {
+    const g = raws.find((r) => r.id === d.id)?.group;
+    if (g === undefined) return undefined;
+    const ids = byGroup.get(g);
+    if (ids) ids.push(d.id); else byGroup.set(g, [d.id]);
+  }
+  return [...byGroup.keys()].sort((a, b) => a - b).map((g) => byGroup.get(g)!);
+}
+
 function defaultDevice(kind: DeviceKind, raw: RawDevice): Device {
   return { kind, id: raw.id, name: raw.name, visible: raw.uuid, npu: raw.npu, chip: raw.chip };
 }
@@ -71,6 +87,7 @@ export class NativeBackend implements Backend {
     readonly devices: readonly Device[],
     private readonly handle: DeviceHandle,
     private readonly statusOf: (device: Device, row: ProbeRow | undefined) => ProbeResult,
+    readonly groups?: readonly (readonly number[])[],
   ) {}
 
   async probe(ids: readonly number[]): Promise<Map<number, ProbeResult>> {
@@ -122,6 +139,6 @@ export function nativeBackend(v: NativeVendor): BackendFactory {
       }
       devices.push(v.toDevice ? v.toDevice(raw) : defaultDevice(v.kind, raw));
     }
-    return new NativeBackend(v.kind, devices, handle, v.status ?? statusFromRow);
+    return new NativeBackend(v.kind, devices, handle, v.status ?? statusFromRow, groupsOf(raws, devices));
   };
 }
