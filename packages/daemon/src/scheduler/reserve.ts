@@ -12,6 +12,7 @@
  */
 import type { Device, DeviceKind, JobRequest } from '@xlurm/protocol';
 import { KINDS } from '@xlurm/protocol';
+import { affinityOf, type Topology } from './place';
 
 /** Who holds a device and when it is expected back (started_at + time limit; null: no limit). */
 export interface Hold { job: number; owner?: string; end: number | null }
@@ -44,6 +45,7 @@ export function reserveFor(
   availability: (d: Device) => Availability,
   closed: (kind: DeviceKind) => boolean,
   now: number,
+  topo?: Topology,
 ): Reservation | null {
   if (req.count === 0) return null;
   const excluded = req.excludeIds;
@@ -68,6 +70,19 @@ export function reserveFor(
       });
       if (cands.length < req.count) continue;
       cands.sort((x, y) => (x.end === y.end ? 0 : x.end < y.end ? -1 : 1) || x.i - y.i);
+      // Device groups (docs/behaviour.md §21.5): the group whose devices come
+      // free soonest; under prefer only when that is no later than any devices.
+      const mode = req.count > 1 ? affinityOf(req, topo) : 'off';
+      const groupOf = mode === 'off' ? undefined : topo!.groupOf.get(kind);
+      if (groupOf) {
+        let best: typeof cands | undefined;
+        for (let g = 0; g < topo!.groups.get(kind)!.length; g++) {
+          const inGroup = cands.filter((c) => groupOf.get(c.d.id) === g).slice(0, req.count);
+          if (inGroup.length === req.count && (!best || inGroup[req.count - 1]!.end < best[req.count - 1]!.end)) best = inGroup;
+        }
+        if (best && (mode === 'require' || best[req.count - 1]!.end <= cands[req.count - 1]!.end)) cands.splice(0, cands.length, ...best);
+        else if (mode === 'require') continue;
+      } else if (mode === 'require') continue; // unknown topology: refused at submission
       cands.length = req.count;
     }
     let latest = now;

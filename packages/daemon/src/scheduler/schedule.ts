@@ -124,6 +124,11 @@ export function schedule(input: SchedulerInput): Pass {
     return input.holds?.get(k) ?? null;
   };
   const closed = (kind: string) => reservations.some((r) => r.kind === kind);
+  // Request shapes that found no devices while nothing was reserved: devices
+  // are only taken (and reserved) as the pass goes on, so such a shape cannot
+  // fit later in it either. Keeps a pass cheap when many jobs wait for room
+  // within one device group (docs/behaviour.md §21.5).
+  const noFit = new Set<number | string>();
   for (const job of order(input.pending)) {
     if (admitNone(state)) break;
     // Relies on count high first (order.ts): after the first job below the
@@ -134,17 +139,21 @@ export function schedule(input: SchedulerInput): Pass {
     if (admit(job, state)) continue;
     let devices: Device[] | null = null;
     if (job.count <= (job.kind ? freeOf.get(job.kind) ?? 0 : mostFree)) {
-      devices = place(job, input.inventory, reservations.length === 0 ? usable : (d) => {
-        if (!usable(d)) return false;
-        const r = reservedKeys.get(deviceKey(d));
-        return !r || mayBackfill(job.timeLimit, r, now);
-      }, input.topology);
+      const key = shapeKey(job);
+      if (!noFit.has(key)) {
+        devices = place(job, input.inventory, reservations.length === 0 ? usable : (d) => {
+          if (!usable(d)) return false;
+          const r = reservedKeys.get(deviceKey(d));
+          return !r || mayBackfill(job.timeLimit, r, now);
+        }, input.topology);
+        if (!devices && reservations.length === 0) noFit.add(key);
+      }
     }
     if (!devices) {
       if (mayReserve) {
         const key = shapeKey(job);
         if (noReservation.has(key)) continue;
-        const r = reserveFor(job, job, input.inventory, availability, closed, now);
+        const r = reserveFor(job, job, input.inventory, availability, closed, now, input.topology);
         if (!r) { noReservation.add(key); continue; }
         reservations.push(r);
         for (const d of r.devices) reservedKeys.set(deviceKey(d), r);

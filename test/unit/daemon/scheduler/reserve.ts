@@ -1,7 +1,7 @@
 // The reserve mode (docs/behaviour.md §21.3): which job reserves which devices, backfill, the kept slot, and their reasons.
 import t from 'tap';
 import type { Device } from '@xlurm/protocol';
-import { deviceKey } from '../../../../packages/daemon/src/scheduler/place';
+import { deviceKey, makeTopology } from '../../../../packages/daemon/src/scheduler/place';
 import { mayBackfill, reserveFor, type Hold } from '../../../../packages/daemon/src/scheduler/reserve';
 import { schedule, type PendingJob, type SchedulerInput } from '../../../../packages/daemon/src/scheduler/schedule';
 
@@ -128,4 +128,21 @@ t.test('a device just released (settling) counts as free for the reservation, an
   const p = schedule({ ...i, holds, blocked });
   t.same(p.reservations[0]?.devices.map(deviceKey), ['nvidia:0', 'nvidia:1', 'nvidia:2', 'nvidia:3']);
   t.same(p.decisions, []);
+});
+
+t.test('a reservation within one device group (docs/behaviour.md §21.5)', async (t) => {
+  const avail = (d: Device) => (d.id === 0 ? 'free' as const : { job: 100 + d.id, end: d.id === 3 ? null : 1000 + 100 * (4 - d.id) });
+  // ends: nv:0 free, nv:1 1300, nv:2 1200, nv:3 none; groups 0-1 and 2-3.
+  const groups = new Map([['nvidia' as const, [[0, 1], [2, 3]]]]);
+  const req = { count: 2, kind: null, timeLimit: null };
+  const require = reserveFor({ id: 9 }, req, nv, avail, () => false, NOW, makeTopology('require', groups));
+  t.same(require?.devices.map(deviceKey), ['nvidia:0', 'nvidia:1'], 'require: the group that comes free soonest');
+  t.equal(require?.expectedStart, 1300);
+  const prefer = reserveFor({ id: 9 }, req, nv, avail, () => false, NOW, makeTopology('prefer', groups));
+  t.same(prefer?.devices.map(deviceKey), ['nvidia:0', 'nvidia:2'], 'prefer: any devices when a group would start later');
+  const same = reserveFor({ id: 9 }, req, nv, avail, () => false, NOW, makeTopology('prefer', new Map([['nvidia' as const, [[0, 2], [1, 3]]]])));
+  t.same(same?.devices.map(deviceKey), ['nvidia:0', 'nvidia:2'], 'prefer: the group when it starts as soon');
+  t.equal(reserveFor({ id: 9 }, { count: 3, kind: null, timeLimit: null }, nv, avail, () => false, NOW, makeTopology('require', groups)), null,
+    'require: no group large enough');
+  t.equal(reserveFor({ id: 9 }, req, nv, avail, () => false, NOW, makeTopology('require', new Map())), null, 'require: unknown topology');
 });
