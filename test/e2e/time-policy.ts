@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startDaemon, type Daemon } from '../helpers/daemon';
+import { waitFor } from '../helpers/wait';
 import type { Scope as Tap } from '../helpers/tap';
 
 const waitMarker = (marker: string) => `while [ ! -e ${marker} ]; do sleep 0.02; done`;
@@ -115,4 +116,32 @@ t.test('a queue-wait timeout survives a daemon restart (deadline = submission + 
   t.ok(j.result.finished_at - j.submitted_at >= 3, 'not before its timeout');
   t.equal((await d.job(holder.id)).state, 'RUNNING', 'the adopted running job is untouched');
   holder.release();
+});
+
+t.test('kill_grace: a job that traps SIGTERM lives on through the configured grace, then is killed', async (t) => {
+  const d = await withConfig(t, '[limits]\nkill_grace = "2s"\n');
+  const dir = tempDir(t);
+  const started = path.join(dir, 'started');
+  // The trap records SIGTERM and the loop goes on; only SIGKILL ends it before `survived`.
+  const script = `trap "echo term" TERM; touch ${started}; while :; do sleep 0.05; done; echo survived`;
+  const id = await d.batch(script, ['-g', '0']);
+  await d.waitState(id, 'RUNNING');
+  await waitFor(() => fs.existsSync(started), { what: 'job start' });
+  const cancelAt = Date.now();
+  t.equal((await d.run('xcancel', [String(id)])).code, 0);
+  const j = await d.waitState(id, 'CANCELLED');
+  const waited = Date.now() - cancelAt;
+  const log = fs.readFileSync(path.join(d.jobsDir, `${id}.log`), 'utf8');
+  t.match(log, /^term$/m, 'it got SIGTERM and kept running');
+  t.notMatch(log, /survived/, 'killed inside its loop');
+  t.equal(j.result.exit_code, 130);
+  t.ok(waited >= 2000, `SIGKILL not before the 2 s grace (${waited} ms)`);
+
+  // A time-out takes the same path, with the grace of the configuration in force at launch.
+  const tl = await d.batch(`trap "echo term" TERM; while :; do sleep 0.05; done; echo survived`, ['-g', '0', '-t', '1']);
+  const out = await d.waitState(tl, 'TIMED_OUT');
+  const tlog = fs.readFileSync(path.join(d.jobsDir, `${tl}.log`), 'utf8');
+  t.match(tlog, /^term$/m);
+  t.notMatch(tlog, /survived/);
+  t.ok(out.result.finished_at - out.started_at >= 3, 'time limit plus grace');
 });

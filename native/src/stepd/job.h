@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 /* Magic first string of the spec; bump the number on any format change. */
-#define STEPD_SPEC_MAGIC "XLURM-STEPD-2"
+#define STEPD_SPEC_MAGIC "XLURM-STEPD-3"
 
 /* The job spec. Every string points into one buffer owned by spec_read's caller for the rest
  * of the process's life. argv and envp are NULL-terminated, ready for execvp/environ. */
@@ -26,6 +26,7 @@ struct job_spec {
     int switch_user;         /* 1: become uid/gid with those groups; 0: must already be them */
     const char *cwd;
     uint64_t time_limit;     /* seconds; 0 = none */
+    uint64_t kill_grace;     /* seconds from SIGTERM to SIGKILL on cancel and time-out */
     size_t argc;
     char **argv;
     size_t envc;

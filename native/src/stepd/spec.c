@@ -1,10 +1,10 @@
 /* The job spec, read from stdin (an unlinked file the daemon wrote; never argv, which every user
  * can read in ps). Format: NUL-terminated byte strings, in order:
- *   "XLURM-STEPD-2", job_id, result_path, cancel_path, uid, gid, owner_name,
+ *   "XLURM-STEPD-3", job_id, result_path, cancel_path, uid, gid, owner_name,
  *   ngroups, groups[ngroups] (the owner's supplementary groups, gid included, as the daemon
  *   resolved them when it launched the job: the supervisor and the job's child never load NSS
  *   modules, which cost milliseconds per job and ~0.5 MiB per supervisor),
- *   switch_user ("1"|"0"), cwd, time_limit_secs ("0" = none), argc (>= 1), argv[argc],
+ *   switch_user ("1"|"0"), cwd, time_limit_secs ("0" = none), kill_grace_secs, argc (>= 1), argv[argc],
  *   envc, env[envc] ("KEY=VALUE", arbitrary bytes)
  * and nothing after the last string. */
 #include "job.h"
@@ -149,6 +149,8 @@ int spec_read(int fd, struct job_spec *spec)
     spec->cwd = s;
     /* Capped so that deadlines in nanoseconds cannot overflow (136 years). */
     if (next_u64(&c, UINT32_MAX, &spec->time_limit) < 0)
+        return -1;
+    if (next_u64(&c, UINT32_MAX, &spec->kill_grace) < 0)
         return -1;
     if (next_u64(&c, SIZE_MAX / sizeof(char *) - 1, &v) < 0 || v < 1)
         return -1;

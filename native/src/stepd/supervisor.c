@@ -49,10 +49,9 @@
 
 #define LOCK_FD 3
 
-/* Supervision cadence and the grace period between SIGTERM and SIGKILL (docs/behaviour.md
- * §6.3). */
+/* Supervision cadence (docs/behaviour.md §6.3). The grace period between SIGTERM and SIGKILL
+ * comes with the spec (`[limits] kill_grace`, docs/behaviour.md §21.6). */
 #define POLL_NS (50 * 1000000LL)
-#define GRACE_NS (1000 * 1000000LL)
 #define NS_PER_S 1000000000LL
 
 extern char **environ;
@@ -278,6 +277,7 @@ static void supervise(const struct job_spec *spec, pid_t leader, int64_t start,
     int cancel = 0;
     int64_t term_at = 0;
     int64_t limit_ns = (int64_t)spec->time_limit * NS_PER_S;
+    int64_t grace_ns = (int64_t)spec->kill_grace * NS_PER_S;
 
     for (;;) {
         if (reap_nohang(leader, status))
@@ -294,15 +294,15 @@ static void supervise(const struct job_spec *spec, pid_t leader, int64_t start,
                 term_at = now;
             }
         }
-        if (*reason != REASON_NONE && now - term_at >= GRACE_NS)
+        if (*reason != REASON_NONE && now - term_at >= grace_ns)
             signal_job(leader, SIGKILL); /* repeated every iteration until the leader is gone */
 
         int64_t wait = POLL_NS;
         if (*reason == REASON_NONE && limit_ns > 0 && start + limit_ns - now < wait)
             wait = start + limit_ns - now;
-        if (*reason != REASON_NONE && term_at + GRACE_NS - now > 0 &&
-            term_at + GRACE_NS - now < wait)
-            wait = term_at + GRACE_NS - now;
+        if (*reason != REASON_NONE && term_at + grace_ns - now > 0 &&
+            term_at + grace_ns - now < wait)
+            wait = term_at + grace_ns - now;
         if (wait < 0)
             wait = 0;
 

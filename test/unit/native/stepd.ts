@@ -24,6 +24,8 @@ interface JobOptions {
   env?: (string | Buffer)[];
   cwd?: string;
   timeLimit?: number;
+  /** Seconds from SIGTERM to SIGKILL (default 1, the daemon's default). */
+  killGrace?: number;
   switchUser?: boolean;
   uid?: number;
   gid?: number;
@@ -82,7 +84,7 @@ function buildSpec(dir: string, o: JobOptions): Buffer {
   const groups = o.groups ?? (o.switchUser && accountByUid(uid) ? groupList(owner, o.gid ?? egid) : []);
   const groupsField = [String(groups.length), ...groups.map(String)];
   return nul([
-    'XLURM-STEPD-2', '7',
+    'XLURM-STEPD-3', '7',
     path.join(dir, '7.result'), path.join(dir, '7.cancel'),
     String(uid), String(o.gid ?? egid),
     owner,
@@ -90,6 +92,7 @@ function buildSpec(dir: string, o: JobOptions): Buffer {
     o.switchUser ? '1' : '0',
     o.cwd ?? dir,
     String(o.timeLimit ?? 0),
+    String(o.killGrace ?? 1),
     String(o.argv.length), ...o.argv,
     String(env.length), ...env,
   ]);
@@ -332,6 +335,24 @@ if (!built) {
     t.notMatch(r.logText, /survived/);
   });
 
+  t.test('the grace comes from the spec: a job that traps TERM lives on through it, then dies by SIGKILL', async t => {
+    let termAt = 0;
+    const r = await runJob(t, {
+      argv: ['bash', '-c', 'trap "echo term" TERM; echo started > started; while :; do sleep 0.05; done; echo survived'],
+      killGrace: 2,
+      during: async ({ child, dir }) => {
+        await waitFor(() => fs.existsSync(path.join(dir, 'started')), 'job start');
+        termAt = Date.now();
+        child.kill('SIGTERM');
+      },
+    });
+    const waited = Date.now() - termAt;
+    t.match(r.result, { state: 'CANCELLED', exit_code: 130 });
+    t.match(r.logText, /^term$/m, 'it was sent SIGTERM and kept running');
+    t.notMatch(r.logText, /survived/, 'it never got past its loop: killed');
+    t.ok(waited >= 2000, `SIGKILL only after the 2 s grace (${waited} ms)`);
+  });
+
   t.test('background descendants are killed and reaped when the leader exits', async t => {
     // The leader starts a grandchild that ignores SIGTERM (and its sleep), waits until both
     // pids are written, and exits 0 right away.
@@ -451,12 +472,14 @@ if (!built) {
     // The result path was readable, the rest is not: a FAILED result is still written.
     const half = await runJob(t, {
       argv: [],
-      rawSpec: nul(['XLURM-STEPD-2', '7', path.join(t.testdirName, `job-${jobSeq + 1}`, '7.result'), '/c', 'not-a-uid']),
+      rawSpec: nul(['XLURM-STEPD-3', '7', path.join(t.testdirName, `job-${jobSeq + 1}`, '7.result'), '/c', 'not-a-uid']),
     });
     t.equal(half.code, 1);
     t.equal(half.logText, 'xlurm: invalid job spec\n');
     t.match(half.result, { state: 'FAILED', exit_code: 1, error: 'invalid job spec' });
 
+    const old = buildSpec('/tmp', { argv: ['true'] }).toString('latin1').replace('XLURM-STEPD-3', 'XLURM-STEPD-2');
+    t.equal((await runJob(t, { argv: [], rawSpec: Buffer.from(old, 'latin1') })).code, 1, 'the previous format (no kill grace) is refused');
     const trailing = await runJob(t, { argv: [], rawSpec: Buffer.concat([buildSpec('/tmp', { argv: ['true'] }), Buffer.from('x')]) });
     t.equal(trailing.code, 1, 'bytes after the last string are refused');
     const noArgv = await runJob(t, { argv: [] });

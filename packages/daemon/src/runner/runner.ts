@@ -48,6 +48,10 @@ export class Runner {
     }, log);
   }
 
+  /** Seconds from SIGTERM to SIGKILL for jobs launched from now on (`[limits] kill_grace`; Core sets it). */
+  get killGrace(): number { return this.supervisors.killGrace; }
+  set killGrace(v: number) { this.supervisors.killGrace = v; }
+
   /** Set at start-up: true only when the previous daemon ran in this same boot (see Liveness). */
   get trustMissingLock(): boolean { return this.liveness.trustMissingLock; }
   set trustMissingLock(v: boolean) { this.liveness.trustMissingLock = v; }

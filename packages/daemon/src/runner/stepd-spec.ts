@@ -14,14 +14,16 @@ export interface StepdSpec {
   switchUser: boolean;
   cwd: string;
   timeLimit: number;
+  /** Seconds from SIGTERM to SIGKILL on cancel and time-out (`[limits] kill_grace`). */
+  killGrace: number;
   argv: string[];
   env: string[];
 }
 
 export function encodeStepdSpec(s: StepdSpec): Buffer {
   const fields = [
-    'XLURM-STEPD-2', String(s.jobId), s.resultPath, s.cancelPath, String(s.uid), String(s.gid), s.ownerName,
-    String(s.groups.length), ...s.groups.map(String), s.switchUser ? '1' : '0', s.cwd, String(s.timeLimit), String(s.argv.length), ...s.argv,
+    'XLURM-STEPD-3', String(s.jobId), s.resultPath, s.cancelPath, String(s.uid), String(s.gid), s.ownerName,
+    String(s.groups.length), ...s.groups.map(String), s.switchUser ? '1' : '0', s.cwd, String(s.timeLimit), String(s.killGrace), String(s.argv.length), ...s.argv,
     String(s.env.length), ...s.env,
   ];
   for (const f of fields) {

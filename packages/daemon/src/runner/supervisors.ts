@@ -7,6 +7,7 @@
  * job through its lock (liveness.ts).
  */
 import * as fs from 'node:fs';
+import { U32_MAX } from '@xlurm/protocol';
 import { accountFor, groupsFor } from '../accounts';
 import type { StoredJob } from '../store/store';
 import { spawnDirect, type StartedSupervisor } from './direct-spawn';
@@ -60,6 +61,8 @@ export class Supervisors {
   /** No new launcher before this time (after one failed to start or went away). */
   private launcherRetryAt = 0;
   private stopped = false;
+  /** Written into each job's spec at launch, so a reload changes later jobs only (docs/behaviour.md §21.6). */
+  killGrace = 1;
 
   constructor(
     private readonly stepd: string,
@@ -89,7 +92,7 @@ export class Supervisors {
       specFd = this.files.openSpec(job.id, encodeStepdSpec({
         jobId: job.id, resultPath: p.result, cancelPath: p.cancel, uid: job.owner.uid, gid: job.owner.gid,
         ownerName: job.owner.name, groups, switchUser: this.switchUser, cwd: job.spec.cwd,
-        timeLimit: job.spec.time_limit ?? 0, argv: jobArgv(job), env: jobEnv(job),
+        timeLimit: job.spec.time_limit ?? 0, killGrace: Math.min(this.killGrace, U32_MAX), argv: jobArgv(job), env: jobEnv(job),
       }));
       logFd = this.files.openLog(job.id);
       // The lock file last: one that exists proves the steps above were done (see liveness.ts).

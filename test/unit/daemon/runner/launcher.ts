@@ -36,7 +36,7 @@ function job(t: Tap, l: SupervisorLauncher, id: number, argv: string[]) {
   const result = path.join(dir, `${id}.result`);
   const spec = encodeStepdSpec({
     jobId: id, resultPath: result, cancelPath: path.join(dir, `${id}.cancel`), uid: process.geteuid!(), gid: process.getegid!(),
-    ownerName: accountByUid(process.geteuid!())?.name ?? 'unknown', groups: [], switchUser: false, cwd: dir, timeLimit: 0,
+    ownerName: accountByUid(process.geteuid!())?.name ?? 'unknown', groups: [], switchUser: false, cwd: dir, timeLimit: 0, killGrace: 1,
     argv, env: ['PATH=/usr/bin:/bin'],
   });
   const specFd = memfd('spec');

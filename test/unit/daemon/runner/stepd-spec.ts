@@ -5,22 +5,22 @@ import { encodeStepdSpec, type StepdSpec } from '../../../../packages/daemon/src
 
 const SPEC: StepdSpec = {
   jobId: 7, resultPath: '/h/jobs/7.result', cancelPath: '/h/jobs/7.cancel', uid: 1000, gid: 100, ownerName: 'alice',
-  groups: [100, 27], switchUser: true, cwd: '/home/alice', timeLimit: 60, argv: ['echo', 'a b', ''], env: ['A=1', 'B='],
+  groups: [100, 27], switchUser: true, cwd: '/home/alice', timeLimit: 60, killGrace: 5, argv: ['echo', 'a b', ''], env: ['A=1', 'B='],
 };
 
 t.test('fields in order, each NUL-terminated', async (t) => {
   const b = encodeStepdSpec(SPEC);
   t.equal(b.at(-1), 0, 'ends with a NUL');
   t.same(b.toString('utf8').split('\0').slice(0, -1), [
-    'XLURM-STEPD-2', '7', '/h/jobs/7.result', '/h/jobs/7.cancel', '1000', '100', 'alice',
-    '2', '100', '27', '1', '/home/alice', '60', '3', 'echo', 'a b', '', '2', 'A=1', 'B=',
+    'XLURM-STEPD-3', '7', '/h/jobs/7.result', '/h/jobs/7.cancel', '1000', '100', 'alice',
+    '2', '100', '27', '1', '/home/alice', '60', '5', '3', 'echo', 'a b', '', '2', 'A=1', 'B=',
   ]);
 });
 
 t.test('no user switch, no groups, no time limit, empty lists', async (t) => {
-  const b = encodeStepdSpec({ ...SPEC, groups: [], switchUser: false, timeLimit: 0, argv: ['true'], env: [] });
+  const b = encodeStepdSpec({ ...SPEC, groups: [], switchUser: false, timeLimit: 0, killGrace: 0, argv: ['true'], env: [] });
   t.same(b.toString('utf8').split('\0').slice(0, -1), [
-    'XLURM-STEPD-2', '7', '/h/jobs/7.result', '/h/jobs/7.cancel', '1000', '100', 'alice', '0', '0', '/home/alice', '0', '1', 'true', '0',
+    'XLURM-STEPD-3', '7', '/h/jobs/7.result', '/h/jobs/7.cancel', '1000', '100', 'alice', '0', '0', '/home/alice', '0', '0', '1', 'true', '0',
   ]);
 });
 
