@@ -94,7 +94,7 @@ t.test('the submit reply must be a job with an id', async (t) => {
 });
 
 t.test('the options xrun and xbatch share', async (t) => {
-  t.same(Object.keys(SUBMIT_OPTIONS), ['gpus', 'device-ids', 'exclude-device-ids', 'device', 'name', 'time-limit', 'group-affinity', 'ignore-group-affinity']);
+  t.same(Object.keys(SUBMIT_OPTIONS), ['gpus', 'device-ids', 'exclude-device-ids', 'device', 'name', 'time-limit', 'timeout', 'group-affinity', 'ignore-group-affinity']);
   t.same([SUBMIT_OPTIONS.gpus!.alias, SUBMIT_OPTIONS['device-ids']!.alias, SUBMIT_OPTIONS['exclude-device-ids']!.alias, SUBMIT_OPTIONS.name!.alias, SUBMIT_OPTIONS['time-limit']!.alias],
     [['g', 'devices'], 'i', 'x', 'n', 't']);
 });
@@ -108,4 +108,15 @@ t.test('--group-affinity and --ignore-group-affinity (docs/behaviour.md §21.5)'
   const parts = { command: ['true'], cwd: '/', env: {}, name: 'true', count: 2, script: null };
   t.equal(buildSubmission({ ...parts, flags: parseSubmitFlags({ 'group-affinity': true }) }).group_affinity, 'require');
   t.notOk('group_affinity' in buildSubmission({ ...parts, flags: parseSubmitFlags({}) }), 'absent unless given');
+});
+
+t.test('--timeout: a duration, not zero; sent as queue_timeout only when given', async (t) => {
+  t.equal(parseSubmitFlags({}).queueTimeout, undefined);
+  t.same(['90', '15m', '2h', '1d'].map((v) => parseSubmitFlags({ timeout: v }).queueTimeout), [90, 900, 7200, 86400]);
+  for (const bad of ['0', '0m', '1:00', 'x', '-1']) {
+    t.throws(() => parseSubmitFlags({ timeout: bad }), { name: 'UsageError', message: `invalid duration '${bad}': use seconds, or a number with s, m, h or d` });
+  }
+  const parts = { command: ['true'], cwd: '/', env: {}, name: 'true', count: 0, script: null };
+  t.equal(buildSubmission({ ...parts, flags: parseSubmitFlags({ timeout: '5m' }) }).queue_timeout, 300);
+  t.notOk('queue_timeout' in buildSubmission({ ...parts, flags: parseSubmitFlags({}) }), 'absent: the host default applies');
 });
