@@ -163,7 +163,7 @@ const PROSE = {
   queue: {
     description: [
       'Without JOB_ID: the active jobs of every user (running first, then pending), or with \\-\\-all the latest 100 jobs including finished ones. With JOB_ID: the details of one of your own jobs (root: any job), its log with \\-\\-log.',
-      'STATE is PENDING, RUNNING, COMPLETED, FAILED, CANCELLED or TIMEDOUT (TIMED_OUT in JSON).',
+      'STATE is PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEDOUT (TIMED_OUT in JSON) or EXPIRED (not started within its --timeout, or not at once under --immediate).',
       'Why a job waits: the details of a pending job end with "Reason: CODE: MESSAGE", and \\-\\-long adds a REASON column (the code for pending jobs, \\- otherwise) before NAME. The codes are listed in the user guide.',
     ],
     exit: [['0', 'success'], ['1', 'job not found, permission denied, or no daemon'], ['2', 'invalid command line']],

@@ -99,7 +99,8 @@ t.test('bash: subcommands, options and option values', async (t) => {
     t.ok(all.includes(c), `xlurm <TAB> offers ${c}`);
   }
   t.same(complete(['xlurm', 'help', 'qu']), ['queue']);
-  t.same(complete(['xrun', '--ti']), ['--time-limit']);
+  t.same(complete(['xrun', '--ti']), ['--time-limit', '--timeout']);
+  t.same(complete(['xrun', '--time-']), ['--time-limit']);
   t.same(sorted(complete(['xrun', '-g', '2', '--dev'])), ['--device', '--device-ids', '--devices']);
   t.same(complete(['xlurm', 'run', '-g', '2', '--na']), ['--name'], 'xlurm run completes like xrun');
   t.same(sorted(complete(['xlurm', 'start', '--backend', 'n'])), ['none', 'nv', 'nvidia']);
@@ -164,7 +165,8 @@ t.test('zsh: the script parses, registers every program and completes', async (t
   t.equal(r.stderr, '');
   t.same(r.stdout.split('\n').filter(Boolean), PROGRAMS.map((p) => `${p}=_xlurm`));
   t.same(zshComplete('xlurm st'), ['start', 'status', 'stop']);
-  t.same(zshComplete('xrun --ti'), ['--time-limit']);
+  t.same(zshComplete('xrun --ti'), ['--time-limit', '--timeout']);
+  t.same(zshComplete('xrun --time-'), ['--time-limit']);
   t.same(zshComplete('xlurm start --backend n'), ['none', 'nv', 'nvidia']);
   t.same(zshComplete('xqueue --'), ['--all', '--cancel', '--help', '--json', '--log', '--long', '--version']);
 });
