@@ -213,12 +213,20 @@ export const LimitsSettingsView = Type.Object({
   default_queue_timeout: Type.Optional(Type.String()),
 }, { additionalProperties: false });
 
+/** `[devices]` (docs/behaviour.md §21.5): groups as the file writes them; discovered ones are in `pools`. */
+export const DevicesSettingsView = Type.Object({
+  group_affinity: Type.Union([Type.Literal('prefer'), Type.Literal('require'), Type.Literal('off')]),
+  groups: Type.Record(Type.String(), Type.String(), { description: 'declared groups per vendor label, e.g. {"nv": "0-3;4-7"}' }),
+}, { additionalProperties: false });
+
 /** `xlurm config show`: the running daemon's effective configuration. */
 export const ConfigView = Type.Object({
   file: Type.String({ description: 'absolute path of the configuration file the daemon reads' }),
   found: Type.Boolean({ description: 'false: the default file does not exist and every key has its default' }),
   from_flags: Type.Array(Type.String(), { description: 'dotted keys set by command-line options, which win over the file' }),
-  config: Type.Object({ daemon: DaemonSettingsView, limits: Type.Optional(LimitsSettingsView) }, { additionalProperties: false }),
+  config: Type.Object({
+    daemon: DaemonSettingsView, limits: Type.Optional(LimitsSettingsView), devices: Type.Optional(DevicesSettingsView),
+  }, { additionalProperties: false }),
 }, { additionalProperties: false });
 export type ConfigView = Static<typeof ConfigView>;
 

@@ -28,6 +28,11 @@ export function configText(v: ConfigView): string {
   for (const [table, keys] of Object.entries(v.config)) {
     out.push(`[${table}]`);
     for (const [k, value] of Object.entries(keys as Record<string, unknown>)) {
+      // A sub-table (`[devices.groups]`) as dotted keys, which TOML reads the same.
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        for (const [kk, vv] of Object.entries(value as Record<string, unknown>)) out.push(`${k}.${kk} = ${tomlValue(vv)}`);
+        continue;
+      }
       const line = `${k} = ${tomlValue(value)}`;
       out.push(fromFlags.has(`${table}.${k}`) ? `${line.padEnd(32)} # from a command-line option` : line);
     }

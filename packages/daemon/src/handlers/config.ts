@@ -1,4 +1,5 @@
-import { formatDurationSecs } from '@xlurm/protocol';
+import { KINDS, KIND_LABEL, formatDurationSecs } from '@xlurm/protocol';
+import { formatIds } from '../scheduler/place';
 import { keysFromFlags } from '../config/daemon';
 import type { Handler } from './types';
 
@@ -17,6 +18,10 @@ export const config: Handler<'config'> = ({ core }) => {
       limits: {
         ...shown('default_time_limit', c.defaultTimeLimit), ...shown('max_time_limit', c.maxTimeLimit),
         kill_grace: formatDurationSecs(c.killGrace), ...shown('default_queue_timeout', c.defaultQueueTimeout),
+      },
+      devices: {
+        group_affinity: c.groupAffinity,
+        groups: Object.fromEntries(KINDS.flatMap((k) => { const g = c.groups[k]; return g ? [[KIND_LABEL[k], g.map(formatIds).join(';')]] : []; })),
       },
     },
   };

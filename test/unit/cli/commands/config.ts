@@ -32,6 +32,8 @@ t.test('show as TOML: the file, each table, values as TOML writes them, keys set
     'exclude_device_ids = [1, 3]',
     '',
   ].join('\n'));
+  t.equal(configText({ ...VIEW, config: { ...VIEW.config, devices: { group_affinity: 'require', groups: { nv: '0-3;4-7', asc: '0-7' } } } }).split('\n').slice(6).join('\n'),
+    '[devices]\ngroup_affinity = "require"\ngroups.nv = "0-3;4-7"\ngroups.asc = "0-7"\n', 'a sub-table as dotted keys');
   t.match(configText({ ...VIEW, found: false, from_flags: [] }), /^# \/etc\/xlurm\/xlurm\.toml \(no such file: every key has its default\)\n\[daemon\]\nbackend = "auto"\nmax_running = 4\n/);
 });
 
