@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { effectiveQueueTimeout, effectiveTimeLimit } from '../../../packages/daemon/src/time-policy';
 import { parseDaemonArgs } from '../../../packages/daemon/src/config/args';
 import { loadDaemonConfig } from '../../../packages/daemon/src/config/daemon';
+import type { JobRunner } from '../../../packages/daemon/src/core';
 import { alice, makeCore, spec, startedBy } from '../../helpers/core';
 import { waitFor } from '../../helpers/wait';
 
@@ -105,4 +106,13 @@ t.test('Core: --immediate ends at the first pass that cannot start it, with that
   t.equal(j.result!.exit_code, 75);
   t.match(j.result!.error, /^could not start immediately: \S/);
   t.notOk(tc.runner.started().includes(b.id), 'never started');
+});
+
+t.test('a reload names the [limits] keys it changed and hands the runner the new kill grace', async (t) => {
+  const tc = await makeCore(t);
+  t.equal((tc.runner as JobRunner).killGrace, 1, 'the default, from the start');
+  const changed = tc.core.applyConfig(withLimits(tc.dir, '[limits]\nkill_grace = "5s"\nmax_time_limit = "1d"\n'));
+  t.same(changed.filter((k) => k.startsWith('limits.')), ['limits.max_time_limit', 'limits.kill_grace']);
+  t.equal((tc.runner as JobRunner).killGrace, 5);
+  t.same(tc.core.applyConfig(withLimits(tc.dir, '[limits]\nkill_grace = "5s"\nmax_time_limit = "1d"\n')).filter((k) => k.startsWith('limits.')), [], 'nothing changed');
 });
