@@ -140,6 +140,8 @@ t.test('discovered topology: NVML groups GPUs that share a PCIe switch hierarchy
   t.equal(r.stderr, 'xlurm: device ids 2,3 span groups 0-2 and 3-7 (group affinity is required)\n');
   const j = await d.batch('true', ['-g', '3']);
   t.same(deviceIds(await d.waitState(j, 'COMPLETED')), [0, 1, 2], 'best fit: the smaller group');
+  const pools = JSON.parse((await d.run('xinfo', ['--pools', '--json'])).stdout) as Array<Record<string, any>>;
+  t.same(pools[0]!.groups.map((g: { devices: number[] }) => g.devices), [[0, 1, 2], [3, 4, 5, 6, 7]], 'xinfo --pools shows the discovered groups');
   fs.writeFileSync(file, '[devices]\ngroup_affinity = "require"\ngroups.nv = "0-7"\n');
   r = await d.run('xlurm', ['reload']);
   t.equal(r.code, 0, r.stderr);
