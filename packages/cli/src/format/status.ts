@@ -4,8 +4,10 @@ import { JOB_STATES } from '@xlurm/protocol';
 import { formatDuration } from './duration';
 import { formatLocal } from './time';
 
-/** Every state is listed, in this order, even at 0; any other the daemon counts follows. */
-// The core's states always; later ones (EXPIRED) once some job has them, so the line stays the core's on a host that never used them.
+/**
+ * The core's states are listed, in this order, even at 0; any other the daemon counts (EXPIRED)
+ * follows once some job has it, so the line stays the core's on a host that never used it.
+ */
 const STATES: readonly string[] = JOB_STATES.filter((s) => s !== 'EXPIRED');
 
 /** `7d`, `12h`, `30m`, `45s`: the largest unit that divides the value. */
