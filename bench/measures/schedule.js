@@ -106,8 +106,12 @@ async function run(ctx) {
     pending: [...order(mixed)], running: 5, maxRunning: 32, inventory, free: new Set(inventory.slice(0, 3).map(key)),
     mode: 'reserve', reserveMinDevices: 2, holds, now: 1000,
   };
+  // The same with device groups declared (nv = "0-3;4-7"), under require: the free devices
+  // (0-2) lie in one group, so 4-GPU jobs wait with Topology and 8-GPU jobs are never placed.
+  const { makeTopology } = require(path.join(DAEMON_DIST, 'scheduler', 'place.js'));
+  const grouped = { ...reserve, topology: makeTopology('require', new Map([['nvidia', [[0, 1, 2, 3], [4, 5, 6, 7]]]])) };
   const iters = ctx.quick ? 50 : 200;
-  const pureT = []; const pureW = []; const pureR = []; const passFree = []; const passBusy = []; const passReserve = [];
+  const pureT = []; const pureW = []; const pureR = []; const pureG = []; const passFree = []; const passBusy = []; const passReserve = [];
   const dir = tempDir('xlb-sched');
   ctx.log('schedule: building 10k pending template');
   const tpl = template(dir);
@@ -116,6 +120,7 @@ async function run(ctx) {
     pureT.push(timePure(typical, iters));
     pureW.push(timePure(worst, iters));
     pureR.push(timePure(reserve, iters));
+    pureG.push(timePure(grouped, iters));
     const a = []; const b = []; const c = [];
     for (let i = 0; i < (ctx.quick ? 3 : 5); i++) { a.push(await timeDaemonPass(tpl, dir, true)); b.push(await timeDaemonPass(tpl, dir, false)); }
     // Each in the same company as the greedy pass (after a cheap one): a pass right after another
@@ -129,6 +134,7 @@ async function run(ctx) {
     { measure: 'schedule() 10k pending, 8 free, -g 1 each', unit: 'ms', value: over(pureT), target },
     { measure: 'schedule() 10k pending, 3 free, -g 4 each', unit: 'ms', value: over(pureW), target },
     { measure: 'schedule() 10k pending, reserve, 3 free, -g 1/2/4/8', unit: 'ms', value: over(pureR), target },
+    { measure: 'schedule() 10k pending, reserve, groups 0-3;4-7 required, 3 free, -g 1/2/4/8', unit: 'ms', value: over(pureG), target },
     { measure: 'daemon pass 10k pending, 8 free (8 start)', unit: 'ms', value: over(passFree), base: sync, target },
     { measure: 'daemon pass 10k pending, reserve, 8 free (8 start)', unit: 'ms', value: over(passReserve), base: sync, target },
     { measure: 'daemon pass 10k pending, none free', unit: 'ms', value: over(passBusy), target },
