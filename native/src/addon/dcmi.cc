@@ -19,6 +19,7 @@
 //             health (0/1 ok, 2/3 unhealthy, anything else invalid), and, unless unhealthy, the
 //             processes (a buffer of 128 rows: the call has no capacity argument and fills up to
 //             64; one retry, as the call fails when a listed process exits meanwhile).
+//             Then, when exported, dcmi[v2]_get_topo_info_by_device_id per pair: device groups.
 //   Shutdown  nothing: DCMI has no deinit (§2.1); the library stays loaded.
 #include "device.h"
 
@@ -79,6 +80,13 @@ using V2ChipInfoFn = int (*)(int dev_id, ChipInfoV2* info);
 using V2SlotChipFn = int (*)(int dev_id, unsigned int* slot_id, unsigned int* chip_id);
 using V2HealthFn = int (*)(int dev_id, unsigned int* health);
 using V2ProcsFn = int (*)(int dev_id, ProcMemInfo* rows, int* num);
+using TopoFn = int (*)(int card1, int dev1, int card2, int dev2, int* topo_type);
+using V2TopoFn = int (*)(int id1, int id2, int* topo_type);
+
+// dcmi[v2]_get_topo_info_by_device_id's answers (docs/driver-apis.md §2.8) that put two chips in
+// one device group (docs/behaviour.md §21.5): HCCS 3, SIO 6 (the two dies of one package),
+// HCCS_SW 7. SYS 1, PHB 2, PXB 4, PIX 5 are PCIe paths; UB 8 and BUTT 9 are not joined.
+bool TopoJoins(int type) { return type == 3 || type == 6 || type == 7; }
 
 // DCMI has no error-string function (§2.2): the return codes' meanings.
 const char* ErrorText(int rc) {
@@ -176,6 +184,8 @@ class Dcmi : public Vendor {
     v2_type_ = reinterpret_cast<V2TypeFn>(sym({"dcmiv2_get_device_type"}));
     v2_chip_info_ = reinterpret_cast<V2ChipInfoFn>(sym({"dcmiv2_get_device_chip_info"}));
     v2_slot_chip_ = reinterpret_cast<V2SlotChipFn>(sym({"dcmiv2_get_slot_id_and_chip_id_by_dev_id"}));
+    topo_ = reinterpret_cast<TopoFn>(sym({"dcmi_get_topo_info_by_device_id"}));
+    v2_topo_ = reinterpret_cast<V2TopoFn>(sym({"dcmiv2_get_topo_info_by_device_id"}));
     if (v2_init && v2_list_ && v2_health_ && v2_procs_) {
       Enter("dcmiv2_init");
       int rc = v2_init();
@@ -215,6 +225,7 @@ class Dcmi : public Vendor {
     if (!err.empty()) return err;
     std::stable_sort(found.begin(), found.end(), [](const RawDevice& a, const RawDevice& b) { return a.id < b.id; });
     for (const RawDevice& d : found) where_[d.id] = Location{static_cast<int>(d.npu), static_cast<int>(d.chip)};
+    Groups(&found);
     *out = std::move(found);
     return "";
   }
@@ -234,6 +245,44 @@ class Dcmi : public Vendor {
   }
 
   void Shutdown() override {}  // no deinit in either API; the library is never unloaded
+
+  // Device groups from the topology: chips joined (transitively) by HCCS, SIO or an HCCS switch.
+  // Any failed call (e.g. NOT_SUPPORT) leaves every group unknown.
+  void Groups(std::vector<RawDevice>* devs) {
+    size_t n = devs->size();
+    if ((v2_ ? !v2_topo_ : !topo_) || n > 1024) return;
+    std::vector<size_t> root(n);
+    for (size_t i = 0; i < n; i++) root[i] = i;
+    auto find = [&](size_t i) { while (root[i] != i) i = root[i] = root[root[i]]; return i; };
+    auto ok = [&](size_t i) { return (*devs)[i].error.empty(); };
+    for (size_t i = 0; i < n; i++) {
+      if (!ok(i)) continue;
+      for (size_t j = i + 1; j < n; j++) {
+        if (!ok(j)) continue;
+        const RawDevice& a = (*devs)[i];
+        const RawDevice& b = (*devs)[j];
+        int type = -1;
+        int rc;
+        if (v2_) {
+          Enter("dcmiv2_get_topo_info_by_device_id");
+          rc = v2_topo_(static_cast<int>(a.id), static_cast<int>(b.id), &type);
+        } else {
+          Enter("dcmi_get_topo_info_by_device_id");
+          rc = topo_(static_cast<int>(a.npu), static_cast<int>(a.chip), static_cast<int>(b.npu), static_cast<int>(b.chip), &type);
+        }
+        if (rc != kOk || type < 0) return;
+        if (TopoJoins(type)) root[find(j)] = find(i);
+      }
+    }
+    std::vector<int64_t> number(n, -1);
+    int64_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (!ok(i)) continue;
+      size_t r = find(i);
+      if (number[r] < 0) number[r] = next++;
+      (*devs)[i].group = number[r];
+    }
+  }
 
  private:
   // ----- classic ---------------------------------------------------------------------------
@@ -418,6 +467,8 @@ class Dcmi : public Vendor {
   V2SlotChipFn v2_slot_chip_ = nullptr;
   V2HealthFn v2_health_ = nullptr;
   V2ProcsFn v2_procs_ = nullptr;
+  TopoFn topo_ = nullptr;
+  V2TopoFn v2_topo_ = nullptr;
 };
 
 }  // namespace
