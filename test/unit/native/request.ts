@@ -121,7 +121,6 @@ t.test('signals during an exchange interrupt nothing', async (t) => {
   let signals = 0;
   const onSignal = () => { signals++; };
   process.on('SIGUSR2', onSignal);
-  t.teardown(() => { process.removeListener('SIGUSR2', onSignal); });
   const reply = Buffer.alloc(8 << 20, 'r');
   const big = Buffer.alloc(8 << 20, 'q');
   let n = 0;
@@ -135,7 +134,13 @@ t.test('signals during an exchange interrupt nothing', async (t) => {
     });
   });
   const killer = spawn('sh', ['-c', `while kill -USR2 ${process.pid} 2>/dev/null; do sleep 0.002; done`], { stdio: 'ignore' });
-  t.teardown(() => { killer.kill(); });
+  // The handler goes only once the sender is gone: a signal still on its way would kill us.
+  t.teardown(async () => {
+    const exited = once(killer, 'exit');
+    killer.kill('SIGKILL');
+    await exited;
+    process.removeListener('SIGUSR2', onSignal);
+  });
   await waitFor(() => signals > 0, { what: 'the first signal' });
   const r = await exchange(unixConnect(sockPath), big, 5000);
   t.equal(n, big.length);
