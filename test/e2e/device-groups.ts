@@ -148,3 +148,17 @@ t.test('discovered topology: NVML groups GPUs that share a PCIe switch hierarchy
   const all = await d.batch('true', ['-g', '8']);
   t.equal(deviceIds(await d.waitState(all, 'COMPLETED')).length, 8, 'the declared group replaces the discovered ones');
 });
+
+t.test('discovered topology on Ascend: DCMI HCCS planes are groups', async (t) => {
+  const chips = Array.from({ length: 4 }, (_, i) => `chip ${1 + (i >> 1)} ${i & 1} ${i} Ascend 910B3`);
+  const fake = fakeLibrary(t, 'ascend', [...chips, 'board 910B', 'topo 3 0 1', 'topo 3 2 3']);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-groups-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'xlurm.toml');
+  fs.writeFileSync(file, '[devices]\ngroup_affinity = "require"\n');
+  const d = await startDaemon(t, { backend: 'ascend', env: fake.env, args: ['--config', file] });
+  const r = await d.run('xrun', ['-g', '3', 'true']);
+  t.equal(r.stderr, 'xlurm: requested 3 devices within one group, but the largest group of asc (0-1) has 2 devices (group affinity is required)\n');
+  const j = await d.batch('true', ['-g', '2']);
+  t.same(deviceIds(await d.waitState(j, 'COMPLETED')), [0, 1]);
+});
