@@ -219,6 +219,12 @@ export const DevicesSettingsView = Type.Object({
   groups: Type.Record(Type.String(), Type.String(), { description: 'declared groups per vendor label, e.g. {"nv": "0-3;4-7"}' }),
 }, { additionalProperties: false });
 
+export const SchedulerSettingsView = Type.Object({
+  mode: Type.Union([Type.Literal('greedy'), Type.Literal('reserve')]),
+  reserve_min_devices: Type.Integer(),
+  max_running_by_size: Type.Record(Type.String(), Type.Integer(), { description: 'device count → most running jobs holding exactly that many, e.g. {"8": 1}' }),
+}, { additionalProperties: false });
+
 /** `xlurm config show`: the running daemon's effective configuration. */
 export const ConfigView = Type.Object({
   file: Type.String({ description: 'absolute path of the configuration file the daemon reads' }),
@@ -226,6 +232,7 @@ export const ConfigView = Type.Object({
   from_flags: Type.Array(Type.String(), { description: 'dotted keys set by command-line options, which win over the file' }),
   config: Type.Object({
     daemon: DaemonSettingsView, limits: Type.Optional(LimitsSettingsView), devices: Type.Optional(DevicesSettingsView),
+    scheduler: Type.Optional(SchedulerSettingsView),
   }, { additionalProperties: false }),
 }, { additionalProperties: false });
 export type ConfigView = Static<typeof ConfigView>;

@@ -23,6 +23,10 @@ export const config: Handler<'config'> = ({ core }) => {
         group_affinity: c.groupAffinity,
         groups: Object.fromEntries(KINDS.flatMap((k) => { const g = c.groups[k]; return g ? [[KIND_LABEL[k], g.map(formatIds).join(';')]] : []; })),
       },
+      scheduler: {
+        mode: c.schedulerMode, reserve_min_devices: c.reserveMinDevices,
+        max_running_by_size: Object.fromEntries([...c.maxRunningBySize].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v])),
+      },
     },
   };
 };
