@@ -68,6 +68,9 @@ t.test('reserve: the large job reserves, small jobs are held off, a short one ba
   const table = (await d.run('xinfo', [])).stdout.split('\n');
   t.match(table[3], new RegExp(`^nv:2 +reserved +${big} `), 'xinfo names the job it is reserved for');
   t.equal((await reasonOf(d, big, 'Resources')).code, 'Resources', 'the reserving job waits for the held devices');
+  const pools = JSON.parse((await d.run('xinfo', ['--pools', '--json'])).stdout) as Array<{ reservation: unknown }>;
+  const startedAt = (await d.job(holder)).started_at!;
+  t.same(pools[0]!.reservation, { job: big, devices: [0, 1, 2, 3], expected_start: startedAt + 600 }, 'xinfo --pools: the reservation and its expected start');
 
   const small = await d.batch('true', ['-g', '1']);
   t.same(await reasonOf(d, small, 'Reservation'), { code: 'Reservation', message: `nv:0,nv:1,nv:2,nv:3 reserved for job ${big} (${me}, 4 devices)` });
