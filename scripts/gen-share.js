@@ -178,7 +178,7 @@ const PROSE = {
     exit: [['0', 'cancellation requested'], ['1', 'job not found, permission denied, or no daemon'], ['2', 'invalid command line']],
   },
   info: {
-    description: ['Lists the devices the daemon manages, their status (idle, busy, allocated, disabled, unhealthy, unknown) and the job holding each. For an unknown device the failed query and the driver\'s error are shown below it.', 'With \\-\\-pools: one row per vendor pool with its total, free, excluded and unknown devices, the largest request that could start now and the largest that could ever fit (under the host\'s group affinity), and its reservation, then each pool\'s device groups with their free devices.'],
+    description: ['Lists the devices the daemon manages, their status (idle, busy, allocated, disabled, unhealthy, unknown, and reserved: idle but kept for the pending job shown, in the scheduler mode reserve) and the job holding each. For an unknown device the failed query and the driver\'s error are shown below it.', 'With \\-\\-pools: one row per vendor pool with its total, free, excluded and unknown devices, the largest request that could start now and the largest that could ever fit (under the host\'s group affinity), and its reservation, then each pool\'s device groups with their free devices.'],
     exit: [['0', 'success'], ['1', 'no daemon'], ['2', 'invalid command line']],
   },
 };
