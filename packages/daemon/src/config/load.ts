@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import Ajv, { type ErrorObject } from 'ajv';
 import type * as SmolToml from 'smol-toml' with { 'resolution-mode': 'import' };
+import { U32_MAX, durationSeconds } from '@xlurm/protocol';
 import { ConfigSchema, type ConfigFile } from './schema';
 import { keyLines, lineOf } from './lines';
 import { groupProblems } from './groups';
@@ -45,6 +46,11 @@ const { parse, TomlError } = require('smol-toml') as typeof SmolToml;
 
 const ajv = new Ajv({ strict: true, allErrors: true, verbose: true, coerceTypes: false, useDefaults: false });
 ajv.addKeyword('problem');
+// A duration's length, which a pattern cannot bound (schema.ts: Duration).
+ajv.addKeyword({
+  keyword: 'maxSeconds', type: 'string', schemaType: 'number', errors: false,
+  validate: (max: number, data: string) => { const secs = durationSeconds(data); return secs !== null && secs <= max; },
+});
 const validate = ajv.compile(ConfigSchema);
 
 /**
@@ -91,6 +97,11 @@ function describe(e: ErrorObject): { key: string; problem: string } | undefined 
       return { key, problem: `must be ${TYPE_NAMES[want] ?? want}, not ${kindOf(e.data)}` };
     }
     case 'anyOf': {
+      // A well-formed duration that is only too long gets its own words.
+      const secs = typeof e.data === 'number' ? e.data : typeof e.data === 'string' ? durationSeconds(e.data) : null;
+      if (secs !== null && secs > U32_MAX && Number.isInteger(secs)) {
+        return { key, problem: `duration '${String(e.data)}' is too long: at most ${U32_MAX} seconds` };
+      }
       const tmpl = (e.parentSchema as { problem?: string } | undefined)?.problem;
       return { key, problem: tmpl ? tmpl.replace('%s', show(e.data)) : `invalid value ${show(e.data)}` };
     }

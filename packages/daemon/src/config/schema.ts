@@ -11,10 +11,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { BACKEND_NAMES, DURATION_PATTERN, KINDS, KIND_LABEL, U32_MAX } from '@xlurm/protocol';
 
-/** Seconds as an integer, or an integer with one unit (protocol's duration.ts). */
+/**
+ * Seconds as an integer, or an integer with one unit (protocol's duration.ts),
+ * at most U32_MAX seconds: what the supervisor's spec carries for a time
+ * limit or a kill grace (a longer one would make every job fail to start).
+ * `maxSeconds` is our keyword (config/load.ts) for the string form.
+ */
 const Duration = (description: string) => Type.Union([
-  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-  Type.String({ pattern: DURATION_PATTERN }),
+  Type.Integer({ minimum: 0, maximum: U32_MAX }),
+  Type.String({ pattern: DURATION_PATTERN, maxSeconds: U32_MAX }),
 ], { description, problem: "invalid duration '%s': use seconds, or a number with s, m, h or d" });
 
 export const DaemonSection = Type.Object({
@@ -31,8 +36,8 @@ export const DaemonSection = Type.Object({
 
 /** A duration where a limit is meant: zero is refused (docs/behaviour.md §20.1). */
 const Limit = (description: string) => Type.Union([
-  Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-  Type.String({ pattern: '^[0-9]*[1-9][0-9]*[smhd]?$' }),
+  Type.Integer({ minimum: 1, maximum: U32_MAX }),
+  Type.String({ pattern: '^[0-9]*[1-9][0-9]*[smhd]?$', maxSeconds: U32_MAX }),
 ], { description, problem: "invalid duration '%s': use seconds, or a number with s, m, h or d" });
 
 /** Time policy (docs/behaviour.md §21.6). */

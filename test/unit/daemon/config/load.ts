@@ -53,6 +53,11 @@ t.test('wrong types and values', async (t) => {
   t.same(problems('[daemon]\nexclude_device_ids = [\n  1,\n  "two",\n]\n'),
     ['x.toml:2: daemon.exclude_device_ids.1: must be an integer, not the string "two"'], 'an array element: the line of its key');
   t.same(problems('daemon = 5\n'), ['x.toml:1: daemon: must be a table, not the integer 5']);
+  // Longer than the supervisor's spec carries: every job would fail to start.
+  t.same(problems('[limits]\nkill_grace = "99999999999d"\ndefault_time_limit = 5000000000\nmax_time_limit = "4294967295s"\n'), [
+    "x.toml:2: limits.kill_grace: duration '99999999999d' is too long: at most 4294967295 seconds",
+    "x.toml:3: limits.default_time_limit: duration '5000000000' is too long: at most 4294967295 seconds",
+  ], 'durations of at most 2^32-1 seconds');
 });
 
 t.test('every problem at once, in line order', async (t) => {
