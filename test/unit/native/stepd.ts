@@ -234,13 +234,19 @@ if (!built) {
     const cwd = await runJob(t, { argv: ['pwd'], cwd: dir });
     t.equal(cwd.logText, `${dir}\n`);
 
+    // `ls` lists the shell's descriptors with no pipeline around it: while the
+    // shell sets up `ls | tr`, it holds the pipe's ends itself, and an `ls`
+    // that runs before the shell closes them sees one of them as fd 3.
     const r = await runJob(t, {
-      argv: ['sh', '-c', 'umask; readlink /proc/self/fd/0; ls /proc/$$/fd | tr "\\n" " "; echo; echo $$ $(ps -o pgid= -p $$) $(ps -o sid= -p $$)'],
+      argv: ['sh', '-c', 'umask; readlink /proc/self/fd/0; ls /proc/$$/fd; echo ids $$ $(ps -o pgid= -p $$) $(ps -o sid= -p $$)'],
     });
-    const [umask, stdin, fds, ids] = r.logText.split('\n');
+    const lines = r.logText.trimEnd().split('\n');
+    const [umask, stdin] = lines;
+    const fds = lines.slice(2, -1).join(' ');
+    const ids = lines[lines.length - 1]!.replace(/^ids /, '');
     t.equal(umask, '0077', 'umask 077');
     t.equal(stdin, '/dev/null', 'stdin is /dev/null');
-    t.equal(fds.trim(), '0 1 2', 'only stdin/stdout/stderr reach the job (the lock does not)');
+    t.equal(fds, '0 1 2', 'only stdin/stdout/stderr reach the job (the lock does not)');
     const [pid, pgid, sid] = ids.trim().split(/\s+/).map(Number);
     t.equal(pgid, pid, 'new process group whose id is the leader pid');
     t.equal(sid, r.pid, 'in the supervisor\'s session');
