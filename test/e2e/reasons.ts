@@ -40,7 +40,8 @@ t.test('a job waiting behind a held and a busy device: Resources, naming both; D
 
   const waiting = await d.batch('true', ['-g', '2']);
   const r = await reasonOf(d, waiting, 'Resources');
-  t.same(r, { code: 'Resources', message: `needs 2 nv devices: nv:0 held by job ${holder} (${me}), nv:1 busy (not started by xlurm)` });
+  t.same(r, { code: 'Resources', message: `needs 2 nv devices: nv:0 held by job ${holder} (${me}), nv:1 busy (pid 4242, not started by xlurm)` },
+    'the busy device names the foreign process the library reported on it');
   t.equal((await detail(d, holder)).reason, null, 'a running job has no reason');
 
   const rows = JSON.parse((await d.run('xqueue', ['--json'])).stdout) as Array<Record<string, any>>;
@@ -51,7 +52,11 @@ t.test('a job waiting behind a held and a busy device: Resources, naming both; D
   t.match(table.stdout.split('\n')[0], /^JOB +USER +STATE +DEVICES +STARTED \(UTC[^)]*\) +WAIT +RUN +NAME$/, 'the table keeps its columns');
 
   const pinned = await d.batch('true', ['-i', '1']);
-  t.same(await reasonOf(d, pinned, 'Resources'), { code: 'Resources', message: 'needs nv:1: nv:1 busy (not started by xlurm)' });
+  t.same(await reasonOf(d, pinned, 'Resources'), { code: 'Resources', message: 'needs nv:1: nv:1 busy (pid 4242, not started by xlurm)' });
+  fake.write([...gpus(2), 'procs 1 4243 4242']);
+  await waitFor(async () => (await d.job(pinned)).reason?.message.includes('pids') === true, { what: 'the reason follows the processes' });
+  t.same((await detail(d, pinned)).reason, { code: 'Resources', message: 'needs nv:1: nv:1 busy (pids 4242,4243, not started by xlurm)' },
+    'another process on it: both named, ascending');
   fake.write([...gpus(2), 'fail nvmlDeviceGetComputeRunningProcesses 999 1']);
   t.same(await reasonOf(d, pinned, 'DevicesUnavailable'), { code: 'DevicesUnavailable', message: 'needs nv:1: nv:1 state unknown' },
     'its only device went unknown');

@@ -522,7 +522,10 @@ export class Core {
         const owner = this.running.get(v.job)?.owner.name;
         b = owner === undefined ? { state: 'held', job: v.job } : { state: 'held', job: v.job, owner };
       } else if (v.status === 'disabled') b = { state: 'excluded' };
-      else if (v.status === 'busy' || v.status === 'unknown' || v.status === 'unhealthy') b = { state: v.status };
+      else if (v.status === 'busy') {
+        const pids = this.deviceManager.busyPids(v.device);
+        b = pids ? { state: 'busy', pids } : { state: 'busy' };
+      } else if (v.status === 'unknown' || v.status === 'unhealthy') b = { state: v.status };
       else b = { state: 'settling' }; // probed idle, but released since and not probed again
       blocks.set(k, b);
     }

@@ -12,6 +12,20 @@ export interface ProbeResult {
   status: ProbeStatus;
   /** For `unknown`: the failed query and the driver's error. */
   error?: string;
+  /**
+   * For `busy`, where the library names them: the first few (MAX_BUSY_PIDS) host
+   * PIDs of the processes on it, ascending, so a pending job's reason can name
+   * them (docs/behaviour.md §20.4).
+   */
+  pids?: number[];
+}
+
+/** How many PIDs of a busy device are kept: enough to find the culprit, short enough for a one-line reason. */
+export const MAX_BUSY_PIDS = 4;
+
+/** The PIDs a `busy` result carries: unique, ascending, at most MAX_BUSY_PIDS. */
+export function busyPids(processes: readonly number[]): number[] {
+  return [...new Set(processes)].sort((a, b) => a - b).slice(0, MAX_BUSY_PIDS);
 }
 
 export interface Backend {

@@ -130,7 +130,7 @@ export class DeviceManager {
           changed = true;
         }
         const prev = this.status.get(k);
-        if (!prev || prev.status !== r.status || prev.error !== r.error) {
+        if (!prev || prev.status !== r.status || prev.error !== r.error || !samePids(prev.pids, r.pids)) {
           changed = true;
           this.logTransition(d, prev, r);
           this.status.set(k, r);
@@ -151,6 +151,16 @@ export class DeviceManager {
     else if (r.status === 'unhealthy' && prev?.status !== 'unhealthy') this.log(`device ${name} unhealthy`);
   }
 
+  /**
+   * The PIDs the last probe found on a busy device (at most a few), for a
+   * pending job's reason (docs/behaviour.md §20.4); undefined when not busy or
+   * the library does not name them. Not part of DeviceView: xinfo is unchanged.
+   */
+  busyPids(d: Device): readonly number[] | undefined {
+    const probe = this.status.get(deviceKey(d));
+    return probe?.status === 'busy' && probe.pids && probe.pids.length > 0 ? probe.pids : undefined;
+  }
+
   views(): DeviceView[] {
     return this.inventory.map((d) => {
       const k = deviceKey(d);
@@ -165,4 +175,11 @@ export class DeviceManager {
       return v;
     });
   }
+}
+
+/** A new set of PIDs on a busy device is a change: the reasons that name them must follow. */
+function samePids(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  return a.every((p, i) => p === b[i]);
 }

@@ -13,6 +13,7 @@ import {
   type DeviceHandle, type ProbeRow, type RawDevice,
 } from '@xlurm/native';
 import type { Backend, BackendFactory, ProbeResult } from './backend';
+import { busyPids } from './backend';
 
 /** Opening and discovery run once at start-up, synchronously, at most this long each. */
 export const DISCOVERY_TIMEOUT_MS = 10_000;
@@ -56,7 +57,7 @@ export function statusFromRow(device: Device, row: ProbeRow | undefined): ProbeR
   if (row.uuid === null) return { status: 'unknown', error: 'device identity not reported' };
   if (row.health === 'unhealthy') return { status: 'unhealthy' };
   if (row.processes === null) return { status: 'unknown', error: 'compute processes not reported' };
-  return { status: row.processes.length > 0 ? 'busy' : 'idle' };
+  return row.processes.length > 0 ? { status: 'busy', pids: busyPids(row.processes) } : { status: 'idle' };
 }
 
 /**

@@ -222,7 +222,8 @@ function unknownTopology(kind: DeviceKind): PlaceError {
  */
 export type DeviceBlock =
   | { state: 'held'; job: number; owner?: string }
-  | { state: 'busy' | 'unknown' | 'unhealthy' | 'excluded' | 'settling' };
+  | { state: 'busy'; pids?: readonly number[] }
+  | { state: 'unknown' | 'unhealthy' | 'excluded' | 'settling' };
 
 /** The devices at the end of a pass: what is free, and why the rest is not. */
 export interface DeviceSituation {
@@ -238,11 +239,17 @@ export interface DeviceSituation {
 /** Devices in these states cannot be given to anyone until an administrator or the hardware acts. */
 const UNAVAILABLE: ReadonlySet<string> = new Set(['unknown', 'unhealthy', 'excluded']);
 
+/** `pid 4242, ` / `pids 4242,4243, ` / nothing when the library did not name them. */
+function busyWho(pids: readonly number[] | undefined): string {
+  if (!pids || pids.length === 0) return '';
+  return `${pids.length === 1 ? 'pid' : 'pids'} ${pids.join(',')}, `;
+}
+
 function describe(b: DeviceBlock | undefined): string {
   if (!b) return 'not free';
   switch (b.state) {
     case 'held': return b.owner === undefined ? `held by job ${b.job}` : `held by job ${b.job} (${b.owner})`;
-    case 'busy': return 'busy (not started by xlurm)';
+    case 'busy': return `busy (${busyWho(b.pids)}not started by xlurm)`;
     case 'unknown': return 'state unknown';
     case 'unhealthy': return 'unhealthy';
     case 'excluded': return 'excluded by the administrator';
@@ -255,9 +262,9 @@ const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 /**
  * Why `req` cannot be placed in `s` (`Resources` or `DevicesUnavailable`),
  * naming each device it may use that is not free, grouped by what blocks it:
- * `needs 2 nv devices: nv:0 held by job 12 (alice), nv:1 busy (not started by xlurm)`.
- * Null when it can be placed now. Only labels, job ids and owners: the message is
- * shown host-wide.
+ * `needs 2 nv devices: nv:0 held by job 12 (alice), nv:1 busy (pid 4242, not started by xlurm)`.
+ * Null when it can be placed now. Only labels, job ids, owners and foreign PIDs: the
+ * message is shown host-wide.
  */
 export function explainPlace(req: JobRequest, s: DeviceSituation): Reason | null {
   if (place(req, s.inventory, (d) => s.free.has(deviceKey(d)), s.topology)) return null;

@@ -46,6 +46,6 @@ if (!fs.existsSync(addon)) {
     ], 'the MCU is no device');
     t.same([...(await b.probe([0, 1]))], [[0, { status: 'idle' }], [1, { status: 'idle' }]]);
     fake.write([...chips, 'procs 0 4242', 'health 1 2']);
-    t.same([...(await b.probe([0, 1]))], [[0, { status: 'busy' }], [1, { status: 'unhealthy' }]]);
+    t.same([...(await b.probe([0, 1]))], [[0, { status: 'busy', pids: [4242] }], [1, { status: 'unhealthy' }]]);
   });
 }

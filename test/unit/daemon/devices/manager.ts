@@ -103,3 +103,24 @@ t.test('a probe that rejects, or omits a device, makes it unknown', async (t) =>
   t.same(m.views().map((v) => [v.status, v.monitoring_error]), [['unknown', 'boom'], ['unknown', 'boom']]);
   t.ok(b.closed);
 });
+
+t.test('a busy device keeps the pids its probe named, out of the views; new pids are a change', async (t) => {
+  const { b, m, changes } = await started();
+  t.teardown(() => m.stop());
+  (m as any).probeBackend(b);
+  await b.answer({ 0: { status: 'busy', pids: [4242] }, 1: busy });
+  t.same(m.busyPids(dev(0)), [4242]);
+  t.equal(m.busyPids(dev(1)), undefined, 'busy, the library named no process');
+  t.same(m.views()[0], { device: dev(0), job: null, status: 'busy' }, 'xinfo shows no pids');
+  const before = changes();
+  (m as any).probeBackend(b);
+  await b.answer({ 0: { status: 'busy', pids: [4242] }, 1: busy });
+  t.equal(changes(), before, 'the same pids again: no change');
+  (m as any).probeBackend(b);
+  await b.answer({ 0: { status: 'busy', pids: [4242, 4243] }, 1: busy });
+  t.equal(changes(), before + 1, 'other pids: the scheduler is told (the reason names them)');
+  t.same(m.busyPids(dev(0)), [4242, 4243]);
+  (m as any).probeBackend(b);
+  await b.answer({ 0: idle, 1: busy });
+  t.equal(m.busyPids(dev(0)), undefined, 'idle again: no pids');
+});

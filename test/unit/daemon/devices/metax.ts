@@ -44,6 +44,6 @@ if (!fs.existsSync(addon)) {
     t.same(b.devices, [0, 1, 2].map((id) => ({ kind: 'metax', id, name: 'MXC500', visible: u(id), npu: null, chip: null })));
     t.same([...(await b.probe([0, 1, 2]))], [[0, { status: 'idle' }], [1, { status: 'idle' }], [2, { status: 'idle' }]]);
     fake.write([...gpus, 'proc 4242 1', 'unavailable 2 1 ecc error']);
-    t.same([...(await b.probe([0, 1, 2]))], [[0, { status: 'idle' }], [1, { status: 'busy' }], [2, { status: 'unhealthy' }]]);
+    t.same([...(await b.probe([0, 1, 2]))], [[0, { status: 'idle' }], [1, { status: 'busy', pids: [4242] }], [2, { status: 'unhealthy' }]]);
   });
 }

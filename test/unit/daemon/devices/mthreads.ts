@@ -44,7 +44,7 @@ if (!fs.existsSync(addon)) {
     t.same(b.devices, [0, 1].map((id) => ({ kind: 'mthreads', id, name: 'MTT S4000', visible: mttUuid(id), npu: null, chip: null })));
     t.same([...(await b.probe([0, 1]))], [[0, { status: 'idle' }], [1, { status: 'idle' }]]);
     const holder = await mtml.hold(mtml.node(1, 'render'));
-    t.same([...(await b.probe([0, 1]))], [[0, { status: 'idle' }], [1, { status: 'busy' }]], 'a process holds its render node');
+    t.same([...(await b.probe([0, 1]))], [[0, { status: 'idle' }], [1, { status: 'busy', pids: [holder.pid!] }]], 'a process holds its render node, named by its pid');
     holder.kill('SIGKILL');
   });
 }

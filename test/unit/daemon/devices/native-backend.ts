@@ -18,7 +18,9 @@ t.test('library paths: absolute override from the daemon environment, else the s
 
 t.test('statuses fail closed', async (t) => {
   t.same(statusFromRow(d, row({})), { status: 'idle' });
-  t.same(statusFromRow(d, row({ processes: [42] })), { status: 'busy' });
+  t.same(statusFromRow(d, row({ processes: [42] })), { status: 'busy', pids: [42] });
+  t.same(statusFromRow(d, row({ processes: [9001, 42, 42, 7, 300, 12] })), { status: 'busy', pids: [7, 12, 42, 300] },
+    'the pids of a busy device: unique, ascending, the first four');
   t.same(statusFromRow(d, row({ health: 'unhealthy', processes: [42] })), { status: 'unhealthy' });
   t.same(statusFromRow(d, row({ error: 'nvmlDeviceGetComputeRunningProcesses: Unknown Error (999)', processes: [] })),
     { status: 'unknown', error: 'nvmlDeviceGetComputeRunningProcesses: Unknown Error (999)' }, 'no idleness from a failed query');

@@ -44,7 +44,7 @@ if (!fs.existsSync(addon)) {
     t.same(b.devices, [0, 1].map((id) => ({ kind: 'nvidia', id, name: 'Fake H100 80GB', visible: u(id), npu: null, chip: null })));
     t.same([...(await b.probe([0, 1]))], [[0, { status: 'idle' }], [1, { status: 'idle' }]]);
     fake.write([...gpus, 'procs 1 4242']);
-    t.same([...(await b.probe([0, 1]))], [[0, { status: 'idle' }], [1, { status: 'busy' }]]);
+    t.same([...(await b.probe([0, 1]))], [[0, { status: 'idle' }], [1, { status: 'busy', pids: [4242] }]]);
     fake.write([`device 0 ${u(0)} "Fake H100 80GB"`, `device 1 ${u(2)} "Fake H100 80GB"`]);
     t.match((await b.probe([1])).get(1), { status: 'unknown', error: /identity changed/ }, 'another GPU at the same index');
     t.same(logs, []);

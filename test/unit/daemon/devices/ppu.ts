@@ -44,6 +44,6 @@ if (!fs.existsSync(addon)) {
     t.same(b.devices, [0, 1].map((id) => ({ kind: 'ppu', id, name: 'PPU-ZW810E', visible: u(id), npu: null, chip: null })));
     t.same([...(await b.probe([0, 1]))], [[0, { status: 'idle' }], [1, { status: 'idle' }]]);
     fake.write([...ppus, 'procs 0 4242 4243']);
-    t.same([...(await b.probe([0, 1]))], [[0, { status: 'busy' }], [1, { status: 'idle' }]]);
+    t.same([...(await b.probe([0, 1]))], [[0, { status: 'busy', pids: [4242, 4243] }], [1, { status: 'idle' }]]);
   });
 }

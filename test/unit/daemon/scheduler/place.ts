@@ -113,6 +113,21 @@ t.test('the pools a request could use are named; other vendors are not', async (
   }, '-x: the excluded ids are not among those it may use');
 });
 
+t.test('a busy device names the foreign processes on it when the library reported them', async (t) => {
+  const three = [dev('nvidia', 0), dev('nvidia', 1), dev('nvidia', 2)];
+  t.same(explainPlace(req({ count: 2 }), sit([], [['nvidia:0', { state: 'held', job: 12, owner: 'alice' }], ['nvidia:1', { state: 'busy', pids: [4242] }]], three.slice(0, 2))), {
+    code: 'Resources', message: 'needs 2 nv devices: nv:0 held by job 12 (alice), nv:1 busy (pid 4242, not started by xlurm)',
+  }, 'one pid');
+  t.same(explainPlace(req({ count: 1, deviceIds: [1] }), sit([], [['nvidia:1', { state: 'busy', pids: [4242, 4243] }]], three)), {
+    code: 'Resources', message: 'needs nv:1: nv:1 busy (pids 4242,4243, not started by xlurm)',
+  }, 'several pids');
+  t.same(explainPlace(req({ count: 3 }), sit([], [
+    ['nvidia:0', { state: 'busy', pids: [7] }], ['nvidia:1', { state: 'busy', pids: [7] }], ['nvidia:2', { state: 'busy', pids: [] }],
+  ], three)), {
+    code: 'Resources', message: 'needs 3 nv devices: nv:0,nv:1 busy (pid 7, not started by xlurm), nv:2 busy (not started by xlurm)',
+  }, 'devices busy with the same processes are named together; no pids reads as before');
+});
+
 t.test('-i names exactly its devices', async (t) => {
   t.same(explainPlace(req({ count: 2, deviceIds: [2, 0] }), sit(['nvidia:0'], [['nvidia:2', { state: 'held', job: 4, owner: 'carol' }]])), {
     code: 'Resources', message: 'needs nv:2,nv:0: nv:2 held by job 4 (carol), nv:0 free',
