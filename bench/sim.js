@@ -150,10 +150,12 @@ function quantile(xs, q) {
 
 /**
  * Replay `jobs` under `policy` on a host of `devices` NVIDIA devices.
- * @param {SimJob[]} jobs in id order @param {Policy} policy @param {{ devices?: number, maxRunning?: number }} [o]
+ * @param {SimJob[]} jobs in id order @param {Policy} policy @param {{ devices?: number, maxRunning?: number, wholeSeconds?: boolean }} [o]
  * @returns {SimResult}
  */
-function simulate(jobs, policy, { devices = 8, maxRunning = 32 } = {}) {
+function simulate(jobs, policy, { devices = 8, maxRunning = 32, wholeSeconds = false } = {}) {
+  // The daemon's clock reads whole seconds (its `now` and started_at): the self-check's replay mirrors that.
+  const clock = wholeSeconds ? Math.floor : (/** @type {number} */ x) => x;
   const { schedule } = require(path.join(DAEMON_DIST, 'scheduler', 'schedule.js'));
   const inventory = Array.from({ length: devices }, (_, id) => ({ kind: 'nvidia', id, name: 'Simulated GPU', visible: `GPU-${id}`, npu: null, chip: null }));
   const key = (d) => `${d.kind}:${d.id}`;
@@ -208,7 +210,7 @@ function simulate(jobs, policy, { devices = 8, maxRunning = 32 } = {}) {
       input.mode = 'reserve';
       input.reserveMinDevices = policy.reserveMinDevices ?? 2;
       input.holds = holds;
-      input.now = now;
+      input.now = clock(now);
     }
     const pass = schedule(input);
     passes++;
@@ -222,7 +224,7 @@ function simulate(jobs, policy, { devices = 8, maxRunning = 32 } = {}) {
       const end = now + dur;
       for (const dev of d.devices) {
         free.delete(key(dev));
-        holds.set(key(dev), { job: j.id, owner: j.user, end: j.limit === null ? null : now + j.limit });
+        holds.set(key(dev), { job: j.id, owner: j.user, end: j.limit === null ? null : clock(now) + j.limit });
       }
       held.set(j.id, d.devices);
       running++;
@@ -337,8 +339,80 @@ function main() {
   return 0;
 }
 
-module.exports = { generate, readTrace, simulate, parsePolicy, table, compare, rng };
+/**
+ * The self-check: a short trace (integer seconds, runs of 1–3 s, time limits
+ * a second or two longer) replayed through a real daemon on 4 fake NVML GPUs
+ * and through the simulator; each job's wait (its own start stamp minus the
+ * moment it was submitted) must agree with the simulated one within
+ * `tolerance` seconds. The replay starts 0.1 s after a whole second so the
+ * daemon's clock (whole seconds) reads the trace's instants; the simulation
+ * reads whole seconds too (wholeSeconds).
+ * @param {Policy} policy @param {{ tolerance?: number, log?: (m: string) => void }} [o]
+ */
+async function selfCheck(policy, { tolerance = 0.5, log = () => undefined } = {}) {
+  const { startDaemon, FakeNvml, tempDir } = require('./lib/xlurm');
+  const r = rng(42);
+  /** @type {SimJob[]} */
+  const jobs = [];
+  let t = 0;
+  for (let i = 0; i < 24; i++) {
+    const u = r();
+    const count = u < 0.6 ? 1 : u < 0.8 ? 2 : u < 0.9 ? 3 : 4;
+    const run = 1 + Math.floor(r() * 3);
+    // Runs of whole seconds + 0.3 and one submission a second: a completion and a submission
+    // rarely fall on the same instant (a race in the real daemon, a tie in the simulation).
+    jobs.push({ id: i + 1, submit: t, count, run: run + 0.3, limit: run + 1 + Math.floor(r() * 2), user: 'root' });
+    t += 1;
+  }
+  const devices = 4;
+  const expected = simulate(jobs, policy, { devices, wholeSeconds: true });
+  const fake = new FakeNvml();
+  fake.write(devices);
+  const dir = tempDir('xlb-simcheck');
+  const cfg = path.join(dir, 'xlurm.toml');
+  fs.writeFileSync(cfg, policy.mode === 'reserve' ? `[scheduler]\nmode = "reserve"\nreserve_min_devices = ${policy.reserveMinDevices ?? 2}\n` : '[scheduler]\nmode = "greedy"\n');
+  const d = await startDaemon({ backend: 'nvidia', env: fake.env, args: ['--config', cfg] });
+  try {
+    const sleep = (ms) => new Promise((res) => setTimeout(res, Math.max(0, ms)));
+    await sleep(1000 - (Date.now() % 1000) + 50);
+    const t0 = Date.now();
+    /** @type {Map<number, number>} */
+    const submitted = new Map();
+    /** @type {Map<number, number>} */
+    const ids = new Map();
+    for (const j of jobs) {
+      await sleep(t0 + j.submit * 1000 - Date.now());
+      submitted.set(j.id, Date.now() / 1000);
+      ids.set(j.id, await d.submit(['sh', '-c', `date +%s.%N > ${dir}/${j.id}; exec sleep ${j.run}`], { count: j.count, time_limit: j.limit }));
+    }
+    const { poll } = require('./lib/xlurm');
+    await poll(() => jobs.every((j) => fs.existsSync(path.join(dir, String(j.id))) && fs.readFileSync(path.join(dir, String(j.id)), 'utf8').trim()),
+      { timeoutMs: 120000, intervalMs: 50, what: 'every job started' });
+    const rows = jobs.map((j) => {
+      const real = Number(fs.readFileSync(path.join(dir, String(j.id)), 'utf8')) - /** @type {number} */ (submitted.get(j.id));
+      const sim = /** @type {number} */ (expected.waits.get(j.id));
+      return { id: j.id, count: j.count, sim, real, diff: Math.abs(real - sim) };
+    });
+    const worst = Math.max(...rows.map((x) => x.diff));
+    for (const x of rows) log(`job ${x.id} (${x.count} devices): simulated wait ${x.sim.toFixed(2)} s, real ${x.real.toFixed(2)} s`);
+    return { policy: policy.name, jobs: jobs.length, worst, tolerance, ok: worst <= tolerance, rows };
+  } finally {
+    await d.stop();
+  }
+}
 
-if (require.main === module) {
+module.exports = { generate, readTrace, simulate, parsePolicy, table, compare, rng, selfCheck };
+
+if (require.main === module && process.argv.includes('--check')) {
+  (async () => {
+    let bad = 0;
+    for (const p of String(process.argv[process.argv.indexOf('--policies') + 1] ?? '').includes(',') ? String(process.argv[process.argv.indexOf('--policies') + 1]).split(',').map(parsePolicy) : [parsePolicy('greedy'), parsePolicy('reserve:2')]) {
+      const c = await selfCheck(p, { log: (m) => process.stderr.write(`${m}\n`) });
+      process.stdout.write(`self-check ${c.policy}: ${c.jobs} jobs through the real daemon (4 fake GPUs): worst |real - simulated| wait ${c.worst.toFixed(3)} s (tolerance ${c.tolerance} s): ${c.ok ? 'agrees' : 'DISAGREES'}\n`);
+      if (!c.ok) bad++;
+    }
+    process.exitCode = bad ? 1 : 0;
+  })().catch((e) => { process.stderr.write(`${e?.stack ?? e}\n`); process.exitCode = 1; });
+} else if (require.main === module) {
   try { process.exitCode = main(); } catch (e) { process.stderr.write(`${/** @type {Error} */ (e).message}\n`); process.exitCode = 1; }
 }
