@@ -7,11 +7,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startDaemon, type Daemon } from '../helpers/daemon';
 import { waitFor } from '../helpers/wait';
+import { waitMarker } from '../helpers/devices';
 import { fakeLibrary } from '../helpers/fixtures';
 import type { Scope as Tap } from '../helpers/tap';
 
 const gpus = (n: number) => Array.from({ length: n }, (_, i) => `device ${i} GPU-7e57c0de-0000-4000-8000-00000000000${i} "Fake H100 80GB"`);
-const waitMarker = (marker: string) => `while [ ! -e ${marker} ]; do sleep 0.02; done`;
 
 async function groupsDaemon(t: Tap, config: string, extra: string[] = []): Promise<{ d: Daemon; dir: string; file: string; marker: string }> {
   const fake = fakeLibrary(t, 'nvidia', [...gpus(8), ...extra]);

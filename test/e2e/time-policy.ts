@@ -7,9 +7,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startDaemon, type Daemon } from '../helpers/daemon';
 import { waitFor } from '../helpers/wait';
+import { waitMarker } from '../helpers/devices';
 import type { Scope as Tap } from '../helpers/tap';
 
-const waitMarker = (marker: string) => `while [ ! -e ${marker} ]; do sleep 0.02; done`;
 
 function tempDir(t: Tap): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-time-'));

@@ -40,8 +40,14 @@ export async function views(d: Daemon): Promise<any[]> {
   return r.result;
 }
 
-/** A job command that waits until `marker` exists. */
-export const waitMarker = (marker: string): string => `while [ ! -e ${marker} ]; do sleep 0.02; done`;
+/**
+ * A job command that waits until `marker` exists, or until the marker's
+ * directory is gone: jobs outlive their daemon by design, so a test whose
+ * teardown removed the directory before (or instead of) creating the marker
+ * must not leave the job polling forever.
+ */
+export const waitMarker = (marker: string): string =>
+  `while [ ! -e ${marker} ] && [ -d ${path.dirname(marker)} ]; do sleep 0.02; done`;
 
 /** A job command printing every visibility variable (docs/behaviour.md §6.4) on one line. */
 export const SHOW_VISIBILITY = 'echo "CUDA=$CUDA_VISIBLE_DEVICES ASC=$ASCEND_RT_VISIBLE_DEVICES MUSA=$MUSA_VISIBLE_DEVICES ' +
