@@ -2,35 +2,18 @@
 // DCMI (test/fixtures/fake-dcmi): one device per compute chip sorted by logical id, visible = the
 // logical id, npu = card, chip = chip index; a major alarm is unhealthy, a process busy.
 import t from 'tap';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { ascend } from '../../../../packages/daemon/src/devices/ascend';
 import { fakeLibrary } from '../../../helpers/fixtures';
-import { skip } from '../../../helpers/tap';
+import { ADDON_BUILT, checkLibraryChoice } from '../../../helpers/backend-library';
 
-const addon = path.resolve(__dirname, '../../../../native/build/Release/xlurm_native.node');
 const LIBRARY_ENV = 'XLURM_DCMI_LIBRARY';
 const SEARCH = ['/usr/local/dcmi/libdcmi.so', '/usr/local/Ascend/driver/lib64/driver/libdcmi.so', 'libdcmi.so'];
-const log = (logs: string[]) => (m: string) => { logs.push(m); };
 
-/** Why opening through the search list failed, or undefined when this host has the vendor's library. */
-function searchFailure(): string | undefined {
-  if (SEARCH.some((p) => path.isAbsolute(p) && fs.existsSync(p))) return undefined;
-  try { ascend({ env: {}, log: () => undefined }).close(); } catch (e) { return (e as Error).message; }
-  return undefined;
-}
-
-if (!fs.existsSync(addon)) {
+if (!ADDON_BUILT) {
   t.plan(0, 'native addon not built (npm run build:native)');
 } else {
   t.test('the library: an absolute XLURM_DCMI_LIBRARY, else the search list in order', async (t) => {
-    t.throws(() => ascend({ env: { [LIBRARY_ENV]: 'libdcmi.so' }, log: () => undefined }),
-      { message: `${LIBRARY_ENV} must be an absolute path: libdcmi.so` });
-    t.throws(() => ascend({ env: { [LIBRARY_ENV]: '/nonexistent/libdcmi.so' }, log: () => undefined }),
-      { message: /^cannot load library: \/nonexistent\/libdcmi\.so: cannot open shared object file: No such file or directory$/ }, 'the override only: no search');
-    const why = searchFailure();
-    if (why === undefined) skip(t, 'this host has the vendor library on the search list');
-    else t.equal(why, `cannot load library: ${SEARCH.map((p) => `${p}: cannot open shared object file: No such file or directory`).join('; ')}`);
+    checkLibraryChoice(t, ascend, LIBRARY_ENV, SEARCH, 'libdcmi.so');
   });
 
   t.test('discovery and probes through the fake DCMI', async (t) => {

@@ -2,35 +2,18 @@
 // (test/fixtures/fake-mxsml): id = index, visible = UUID; a compute process makes a GPU busy,
 // an unavailable one is unhealthy.
 import t from 'tap';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { metax } from '../../../../packages/daemon/src/devices/metax';
 import { fakeLibrary } from '../../../helpers/fixtures';
-import { skip } from '../../../helpers/tap';
+import { ADDON_BUILT, checkLibraryChoice } from '../../../helpers/backend-library';
 
-const addon = path.resolve(__dirname, '../../../../native/build/Release/xlurm_native.node');
 const LIBRARY_ENV = 'XLURM_MXSML_LIBRARY';
 const SEARCH = ['/opt/mxdriver/lib/libmxsml.so', '/opt/maca/lib/libmxsml.so', '/opt/mxn100/lib/libmxsml.so', 'libmxsml.so'];
-const log = (logs: string[]) => (m: string) => { logs.push(m); };
 
-/** Why opening through the search list failed, or undefined when this host has the vendor's library. */
-function searchFailure(): string | undefined {
-  if (SEARCH.some((p) => path.isAbsolute(p) && fs.existsSync(p))) return undefined;
-  try { metax({ env: {}, log: () => undefined }).close(); } catch (e) { return (e as Error).message; }
-  return undefined;
-}
-
-if (!fs.existsSync(addon)) {
+if (!ADDON_BUILT) {
   t.plan(0, 'native addon not built (npm run build:native)');
 } else {
   t.test('the library: an absolute XLURM_MXSML_LIBRARY, else the search list in order', async (t) => {
-    t.throws(() => metax({ env: { [LIBRARY_ENV]: 'libmxsml.so' }, log: () => undefined }),
-      { message: `${LIBRARY_ENV} must be an absolute path: libmxsml.so` });
-    t.throws(() => metax({ env: { [LIBRARY_ENV]: '/nonexistent/libmxsml.so' }, log: () => undefined }),
-      { message: /^cannot load library: \/nonexistent\/libmxsml\.so: cannot open shared object file: No such file or directory$/ }, 'the override only: no search');
-    const why = searchFailure();
-    if (why === undefined) skip(t, 'this host has the vendor library on the search list');
-    else t.equal(why, `cannot load library: ${SEARCH.map((p) => `${p}: cannot open shared object file: No such file or directory`).join('; ')}`);
+    checkLibraryChoice(t, metax, LIBRARY_ENV, SEARCH, 'libmxsml.so');
   });
 
   t.test('discovery and probes through the fake MXSML', async (t) => {

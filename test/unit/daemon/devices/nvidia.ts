@@ -1,35 +1,19 @@
 // NVIDIA through NVML (devices/nvidia.ts; docs/behaviour.md §9.1, §9.2): the factory on the fake NVML
 // (test/fixtures/fake-nvml): id = NVML index, visible = UUID; compute processes make a GPU busy.
 import t from 'tap';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { nvidia } from '../../../../packages/daemon/src/devices/nvidia';
 import { fakeLibrary } from '../../../helpers/fixtures';
-import { skip } from '../../../helpers/tap';
+import { ADDON_BUILT, checkLibraryChoice } from '../../../helpers/backend-library';
 
-const addon = path.resolve(__dirname, '../../../../native/build/Release/xlurm_native.node');
 const LIBRARY_ENV = 'XLURM_NVML_LIBRARY';
 const SEARCH = ['libnvidia-ml.so.1'];
 const log = (logs: string[]) => (m: string) => { logs.push(m); };
 
-/** Why opening through the search list failed, or undefined when this host has the vendor's library. */
-function searchFailure(): string | undefined {
-  if (SEARCH.some((p) => path.isAbsolute(p) && fs.existsSync(p))) return undefined;
-  try { nvidia({ env: {}, log: () => undefined }).close(); } catch (e) { return (e as Error).message; }
-  return undefined;
-}
-
-if (!fs.existsSync(addon)) {
+if (!ADDON_BUILT) {
   t.plan(0, 'native addon not built (npm run build:native)');
 } else {
   t.test('the library: an absolute XLURM_NVML_LIBRARY, else the search list in order', async (t) => {
-    t.throws(() => nvidia({ env: { [LIBRARY_ENV]: 'lib/libnvidia-ml.so.1' }, log: () => undefined }),
-      { message: `${LIBRARY_ENV} must be an absolute path: lib/libnvidia-ml.so.1` });
-    t.throws(() => nvidia({ env: { [LIBRARY_ENV]: '/nonexistent/libnvidia-ml.so.1' }, log: () => undefined }),
-      { message: /^cannot load library: \/nonexistent\/libnvidia-ml\.so\.1: cannot open shared object file: No such file or directory$/ }, 'the override only: no search');
-    const why = searchFailure();
-    if (why === undefined) skip(t, 'this host has the vendor library on the search list');
-    else t.equal(why, `cannot load library: ${SEARCH.map((p) => `${p}: cannot open shared object file: No such file or directory`).join('; ')}`);
+    checkLibraryChoice(t, nvidia, LIBRARY_ENV, SEARCH, 'lib/libnvidia-ml.so.1');
   });
 
   t.test('discovery and probes through the fake NVML', async (t) => {
