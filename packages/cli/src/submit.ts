@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 import type { Options } from 'yargs';
 import type { DeviceKind, Job, JobRequest, Submission } from '@xlurm/protocol';
-import { KIND_NAMES, checkRequest, durationError, durationSeconds, parseKind, timeLimitSeconds } from '@xlurm/protocol';
+import { KIND_NAMES, checkRequest, durationError, durationSeconds, parseKind, sizeBytes, sizeError, timeLimitSeconds } from '@xlurm/protocol';
 import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
 import { CliError, UsageError, osErrorText } from './errors';
 
@@ -16,6 +16,8 @@ export const SUBMIT_OPTIONS: Readonly<Record<string, Options>> = {
   timeout: { type: 'string', describe: "Longest time the job may wait to start (seconds, or a number with s, m, h or d); then it ends EXPIRED [default: the host's default_queue_timeout]" },
   'group-affinity': { type: 'boolean', describe: "All devices from one device group, or wait (overrides the host's group_affinity)" },
   'ignore-group-affinity': { type: 'boolean', describe: 'Any free devices, regardless of device groups (first fit)' },
+  cpus: { alias: 'c', type: 'string', describe: "Host CPUs for the job, enforced by its cgroup [default: the host's default_cpus]" },
+  mem: { type: 'string', describe: "Host memory for the job: a number with K, M, G or T (a bare number is MiB), enforced by its cgroup [default: the host's default_memory]" },
 };
 
 /** The options as typed values (parse errors are usage errors, exit 2). */
@@ -30,6 +32,9 @@ export interface SubmitFlags {
   queueTimeout?: number;
   /** `--group-affinity` (require) / `--ignore-group-affinity` (off); absent: the host's. */
   groupAffinity?: 'require' | 'off';
+  /** `-c/--cpus` and `--mem` (bytes); absent: the host's defaults (docs/behaviour.md §24.1). */
+  cpus?: number;
+  mem?: number;
 }
 
 export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
@@ -44,6 +49,8 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
   if (args['group-affinity'] === true && args['ignore-group-affinity'] === true) {
     throw new UsageError("the argument '--group-affinity' cannot be used with '--ignore-group-affinity'");
   }
+  const cpus = single(args.cpus, '--cpus <N>');
+  const mem = single(args.mem, '--mem <SIZE>');
   const groupAffinity = args['group-affinity'] === true ? 'require' as const : args['ignore-group-affinity'] === true ? 'off' as const : undefined;
   let kind: DeviceKind | null = null;
   if (device !== undefined) {
@@ -60,7 +67,16 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
     timeLimit: limit === undefined ? null : parseTimeLimit(present(limit, '--time-limit <TIME>')),
     ...(queueTimeout !== undefined ? { queueTimeout } : {}),
     ...(groupAffinity ? { groupAffinity } : {}),
+    ...(cpus !== undefined ? { cpus: parseUnsigned(present(cpus, '--cpus <N>'), '--cpus <N>', U32_MAX) } : {}),
+    ...(mem !== undefined ? { mem: parseMem(present(mem, '--mem <SIZE>')) } : {}),
   };
+}
+
+/** `--mem`: a size (docs/behaviour.md §20.1). */
+function parseMem(text: string): number {
+  const bytes = sizeBytes(text);
+  if (bytes === null) throw new UsageError(sizeError(text));
+  return bytes;
 }
 
 /** `-t`: a duration or one of Slurm's clock forms (docs/behaviour.md §20.1); zero is left to checkRequest. */
@@ -119,6 +135,8 @@ export function buildSubmission(p: SubmissionParts): Submission {
   s.script = p.script;
   if (p.flags.queueTimeout !== undefined) s.queue_timeout = p.flags.queueTimeout;
   if (p.flags.groupAffinity) s.group_affinity = p.flags.groupAffinity;
+  if (p.flags.cpus !== undefined) s.cpus = p.flags.cpus;
+  if (p.flags.mem !== undefined) s.mem = p.flags.mem;
   return s;
 }
 

@@ -9,6 +9,7 @@ export * from './framing';
 export * from './paths';
 export * from './kinds';
 export * from './duration';
+export * from './size';
 export * from './request';
 export type * from './messages';
 export type {

@@ -24,6 +24,10 @@ export interface JobRequest {
    * the host's group_affinity for this job; absent: the host's.
    */
   groupAffinity?: 'require' | 'off';
+  /** `-c/--cpus`: host CPUs; absent or 0: none asked (docs/behaviour.md §24.1). */
+  cpus?: number;
+  /** `--mem`: host memory in bytes; absent or 0: none asked. */
+  mem?: number;
 }
 
 /** The request of a submission as sent (`device_ids`/`exclude_ids` only when present). */
@@ -32,6 +36,8 @@ export function requestOf(s: Submission): JobRequest {
   if (s.device_ids !== undefined) r.deviceIds = s.device_ids;
   if (s.exclude_ids !== undefined) r.excludeIds = s.exclude_ids;
   if (s.group_affinity) r.groupAffinity = s.group_affinity;
+  if (s.cpus) r.cpus = s.cpus;
+  if (s.mem) r.mem = s.mem;
   return r;
 }
 

@@ -71,6 +71,8 @@ export const Submission = Type.Object({
   group_affinity: Type.Optional(Nullable(Type.Union([Type.Literal('require'), Type.Literal('off')], {
     description: "--group-affinity (require) / --ignore-group-affinity (off): overrides the host's group_affinity; null or omitted: the host's",
   }))),
+  cpus: Type.Optional(Type.Integer({ minimum: 0, maximum: 0xffffffff, description: "-c/--cpus: host CPUs for the job; 0 or omitted: none asked (in the stored job: the effective value, after the host's default_cpus)" })),
+  mem: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "--mem: host memory in bytes; 0 or omitted: none asked (in the stored job: the effective value, after the host's default_memory)" })),
 }, { additionalProperties: false });
 export type Submission = Static<typeof Submission>;
 
@@ -79,6 +81,8 @@ export const Outcome = Type.Object({
   exit_code: Type.Integer(),
   finished_at: UnixSeconds,
   error: Nullable(Type.String()),
+  peak_memory: Type.Optional(Type.Integer({ minimum: 0, description: 'bytes: the most memory its cgroup held (docs/behaviour.md §24.5); only where the job had a cgroup' })),
+  cpu_seconds: Type.Optional(Type.Number({ minimum: 0, description: 'CPU time its cgroup used; only where the job had a cgroup' })),
 }, { additionalProperties: false });
 export type Outcome = Static<typeof Outcome>;
 
@@ -111,6 +115,8 @@ export const Job = Type.Object({
   result: Nullable(Outcome),
   reason: Type.Union([Reason, Type.Null()], { description: 'why it waits, from the latest scheduling pass; null when not PENDING (and until a pass has considered it)' }),
   queue_timeout: Type.Optional(Nullable(Type.Integer({ description: 'seconds it may stay PENDING (docs/behaviour.md §21.6); null: unlimited. Always sent by this daemon' }))),
+  cpus: Type.Optional(Type.Integer({ description: 'host CPUs it asked for (docs/behaviour.md §24.1); 0: none. Always sent by this daemon' })),
+  mem: Type.Optional(Type.Integer({ description: 'host memory it asked for, in bytes; 0: none. Always sent by this daemon' })),
 }, { additionalProperties: false });
 export type Job = Static<typeof Job>;
 
@@ -128,6 +134,8 @@ export const JobSummary = Type.Object({
   started_at: Nullable(UnixSeconds),
   finished_at: Nullable(UnixSeconds),
   reason: Type.Union([Reason, Type.Null()], { description: 'as in Job' }),
+  cpus: Type.Optional(Type.Integer({ description: 'as in Job. Always sent by this daemon' })),
+  mem: Type.Optional(Type.Integer({ description: 'as in Job. Always sent by this daemon' })),
 }, { additionalProperties: false });
 export type JobSummary = Static<typeof JobSummary>;
 

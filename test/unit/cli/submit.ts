@@ -94,7 +94,7 @@ t.test('the submit reply must be a job with an id', async (t) => {
 });
 
 t.test('the options xrun and xbatch share', async (t) => {
-  t.same(Object.keys(SUBMIT_OPTIONS), ['gpus', 'device-ids', 'exclude-device-ids', 'device', 'name', 'time-limit', 'timeout', 'group-affinity', 'ignore-group-affinity']);
+  t.same(Object.keys(SUBMIT_OPTIONS), ['gpus', 'device-ids', 'exclude-device-ids', 'device', 'name', 'time-limit', 'timeout', 'group-affinity', 'ignore-group-affinity', 'cpus', 'mem']);
   t.same([SUBMIT_OPTIONS.gpus!.alias, SUBMIT_OPTIONS['device-ids']!.alias, SUBMIT_OPTIONS['exclude-device-ids']!.alias, SUBMIT_OPTIONS.name!.alias, SUBMIT_OPTIONS['time-limit']!.alias],
     [['g', 'devices'], 'i', 'x', 'n', 't']);
 });
@@ -119,4 +119,17 @@ t.test('--timeout: a duration, not zero; sent as queue_timeout only when given',
   const parts = { command: ['true'], cwd: '/', env: {}, name: 'true', count: 0, script: null };
   t.equal(buildSubmission({ ...parts, flags: parseSubmitFlags({ timeout: '5m' }) }).queue_timeout, 300);
   t.notOk('queue_timeout' in buildSubmission({ ...parts, flags: parseSubmitFlags({}) }), 'absent: the host default applies');
+});
+
+t.test('-c/--cpus and --mem (docs/behaviour.md §24.1): sent only when given, --mem in bytes', async (t) => {
+  t.equal(SUBMIT_OPTIONS.cpus!.alias, 'c');
+  const parts = { command: ['true'], cwd: '/', env: {}, name: 'true', count: 0, script: null };
+  const none = buildSubmission({ ...parts, flags: parseSubmitFlags({}) });
+  t.notOk('cpus' in none || 'mem' in none, 'absent: the host defaults apply');
+  const s = buildSubmission({ ...parts, flags: parseSubmitFlags({ cpus: '4', mem: '1.5G' }) });
+  t.equal(s.cpus, 4);
+  t.equal(s.mem, 1.5 * 1024 ** 3);
+  t.equal(parseSubmitFlags({ mem: '512' }).mem, 512 * 1024 ** 2, 'a bare number is MiB');
+  t.throws(() => parseSubmitFlags({ mem: '16X' }), { name: 'UsageError', message: "invalid size '16X': use a number with K, M, G or T" });
+  t.throws(() => parseSubmitFlags({ cpus: 'x' }), { name: 'UsageError' });
 });

@@ -44,6 +44,8 @@ export const submit = (({ core, caller }, spec) => {
     ...(spec.queue_timeout != null ? { queue_timeout: spec.queue_timeout } : {}),
     ...(spec.immediate ? { immediate: true } : {}),
     ...(spec.group_affinity ? { group_affinity: spec.group_affinity } : {}),
+    ...(spec.cpus !== undefined ? { cpus: spec.cpus } : {}),
+    ...(spec.mem !== undefined ? { mem: spec.mem } : {}),
   };
   const unplaceable = checkPlaceable(request, core.devices.inventory, (d) => core.devices.isEnabled(d), core.topology());
   if (unplaceable) throw new XlurmError(unplaceable.code, unplaceable.message);

@@ -32,6 +32,13 @@ export const MIGRATIONS: readonly string[] = [
   // through their locks, never through pids). DROP COLUMN needs SQLite 3.35;
   // better-sqlite3 bundles a newer one.
   `ALTER TABLE jobs DROP COLUMN stepd_pid;`,
+  // 3: host CPUs and memory (docs/behaviour.md §24): what the job asked for
+  // (also in its spec, but summaries read these columns, not the spec's JSON),
+  // and what its cgroup measured (NULL where it had none).
+  `ALTER TABLE jobs ADD COLUMN cpus INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE jobs ADD COLUMN mem INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE jobs ADD COLUMN peak_memory INTEGER;
+   ALTER TABLE jobs ADD COLUMN cpu_seconds REAL;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

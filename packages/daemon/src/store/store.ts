@@ -25,6 +25,7 @@ interface Row {
   count: number; kind: string | null; device_ids: string | null; spec: string; state: string;
   devices: string; submitted_at: number; started_at: number | null; finished_at: number | null;
   exit_code: number | null; error: string | null;
+  cpus: number; mem: number; peak_memory: number | null; cpu_seconds: number | null;
 }
 
 /** A job as the daemon keeps it: the wire Job (plus whatever bookkeeping the daemon alone needs). */
@@ -34,7 +35,11 @@ function owner(r: Row): Owner { return { uid: r.owner_uid, gid: r.owner_gid, nam
 
 function outcome(r: Row): Outcome | null {
   if (r.finished_at === null || r.exit_code === null) return null;
-  return { state: r.state as Outcome['state'], exit_code: r.exit_code, finished_at: r.finished_at, error: r.error };
+  const o: Outcome = { state: r.state as Outcome['state'], exit_code: r.exit_code, finished_at: r.finished_at, error: r.error };
+  // What the job's cgroup measured, only where it had one (docs/behaviour.md §24.5).
+  if (r.peak_memory !== null) o.peak_memory = r.peak_memory;
+  if (r.cpu_seconds !== null) o.cpu_seconds = r.cpu_seconds;
+  return o;
 }
 
 export function rowToJob(r: Row): StoredJob {
@@ -56,6 +61,7 @@ function rowToSummary(r: Row): JobSummary {
     id: r.id, owner: owner(r), name: r.name, state: r.state as JobState, count: r.count,
     kind: r.kind as JobSummary['kind'], devices: JSON.parse(r.devices) as Device[],
     submitted_at: r.submitted_at, started_at: r.started_at, finished_at: r.finished_at, reason: null,
+    cpus: r.cpus, mem: r.mem,
   };
   if (r.device_ids !== null) {
     // keep the spec's key order: device_ids sits between count and kind
@@ -63,6 +69,7 @@ function rowToSummary(r: Row): JobSummary {
       id: s.id, owner: s.owner, name: s.name, state: s.state, count: s.count,
       device_ids: JSON.parse(r.device_ids) as number[], kind: s.kind, devices: s.devices,
       submitted_at: s.submitted_at, started_at: s.started_at, finished_at: s.finished_at, reason: null,
+      cpus: r.cpus, mem: r.mem,
     };
   }
   return s;
@@ -74,6 +81,7 @@ export function toWireJob(j: StoredJob): Job {
     id: j.id, owner: j.owner, spec: j.spec, state: j.state, devices: j.devices,
     submitted_at: j.submitted_at, started_at: j.started_at, result: j.result, reason: j.reason,
     queue_timeout: j.spec.queue_timeout ?? null,
+    cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0,
   };
 }
 
@@ -83,6 +91,7 @@ export function toSummary(j: Job): JobSummary {
   const tail = {
     kind: j.spec.kind ?? null, devices: j.devices, submitted_at: j.submitted_at,
     started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null, reason: j.reason,
+    cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0,
   };
   return j.spec.device_ids !== undefined ? { ...base, device_ids: j.spec.device_ids, ...tail } : { ...base, ...tail };
 }
@@ -160,13 +169,13 @@ export class Store {
     // Only an optimisation: a full disk must not stop start-up.
     try { Store.pregrowWal(this.walFd); } catch { /* commits append instead */ }
     this.stmts = {
-      insert: db.prepare(`INSERT INTO jobs (owner_uid, owner_gid, owner_name, name, count, kind, device_ids, spec, state, submitted_at)
-                          VALUES (@uid, @gid, @oname, @name, @count, @kind, @device_ids, @spec, 'PENDING', @now)`),
+      insert: db.prepare(`INSERT INTO jobs (owner_uid, owner_gid, owner_name, name, count, kind, device_ids, spec, state, submitted_at, cpus, mem)
+                          VALUES (@uid, @gid, @oname, @name, @count, @kind, @device_ids, @spec, 'PENDING', @now, @cpus, @mem)`),
       get: db.prepare('SELECT * FROM jobs WHERE id = ?'),
       active: db.prepare(`SELECT * FROM jobs WHERE state IN ('PENDING', 'RUNNING') ORDER BY id`),
       start: db.prepare(`UPDATE jobs SET state = 'RUNNING', devices = ?, started_at = ? WHERE id = ? AND state = 'PENDING'`),
       unstart: db.prepare(`UPDATE jobs SET state = 'PENDING', devices = '[]', started_at = NULL WHERE id = ? AND state = 'RUNNING'`),
-      finish: db.prepare(`UPDATE jobs SET state = ?, exit_code = ?, finished_at = ?, error = ?
+      finish: db.prepare(`UPDATE jobs SET state = ?, exit_code = ?, finished_at = ?, error = ?, peak_memory = ?, cpu_seconds = ?
                           WHERE id = ? AND state IN ('PENDING', 'RUNNING')`),
       recent: db.prepare('SELECT * FROM jobs ORDER BY id DESC LIMIT ?'),
       all: db.prepare('SELECT * FROM jobs ORDER BY id'),
@@ -353,7 +362,7 @@ export class Store {
       const info = this.write(() => this.stmts.insert.run({
         uid: o.uid, gid: o.gid, oname: o.name, name: spec.name, count: spec.count,
         kind: spec.kind ?? null, device_ids: spec.device_ids ? JSON.stringify(spec.device_ids) : null,
-        spec: JSON.stringify(spec), now,
+        spec: JSON.stringify(spec), now, cpus: spec.cpus ?? 0, mem: spec.mem ?? 0,
       }));
       id = Number(info.lastInsertRowid);
     } catch (e) {
@@ -400,7 +409,7 @@ export class Store {
   finish(id: number, o: Outcome): boolean {
     let changed: boolean;
     try {
-      changed = this.write(() => this.stmts.finish.run(o.state, o.exit_code, o.finished_at, o.error, id).changes === 1);
+      changed = this.write(() => this.stmts.finish.run(o.state, o.exit_code, o.finished_at, o.error, o.peak_memory ?? null, o.cpu_seconds ?? null, id).changes === 1);
     } catch (e) { throw storageError(e); }
     this.commit();
     return changed;
