@@ -30,7 +30,7 @@ export function parseBackend(name: string): string | undefined {
   return parseKind(name);
 }
 
-export const TERMINAL_STATES = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'EXPIRED'] as const;
+export const TERMINAL_STATES = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'EXPIRED', 'OUT_OF_MEMORY'] as const;
 /** Every job state, in the order of a job's life: waiting, running, then how it ended. */
 export const JOB_STATES = ['PENDING', 'RUNNING', ...TERMINAL_STATES] as const satisfies readonly JobState[];
 export function isTerminal(state: string): boolean {

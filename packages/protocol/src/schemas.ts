@@ -24,11 +24,13 @@ export type DeviceKind = Static<typeof DeviceKind>;
 export const JobState = Type.Union([
   Type.Literal('PENDING'), Type.Literal('RUNNING'), Type.Literal('COMPLETED'),
   Type.Literal('FAILED'), Type.Literal('CANCELLED'), Type.Literal('TIMED_OUT'), Type.Literal('EXPIRED'),
+  Type.Literal('OUT_OF_MEMORY'),
 ]);
 export type JobState = Static<typeof JobState>;
 
 export const TerminalState = Type.Union([
   Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED'), Type.Literal('TIMED_OUT'), Type.Literal('EXPIRED'),
+  Type.Literal('OUT_OF_MEMORY'),
 ]);
 export type TerminalState = Static<typeof TerminalState>;
 

@@ -31,7 +31,7 @@ t.test('--backend names: every kind name, auto and none; canonical names', async
 });
 
 t.test('job states in the order of a job\'s life; terminal ones', async (t) => {
-  t.same(JOB_STATES, ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'EXPIRED']);
-  t.same(TERMINAL_STATES, ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'EXPIRED']);
+  t.same(JOB_STATES, ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'EXPIRED', 'OUT_OF_MEMORY']);
+  t.same(TERMINAL_STATES, ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'EXPIRED', 'OUT_OF_MEMORY']);
   for (const s of JOB_STATES) t.equal(isTerminal(s), (TERMINAL_STATES as readonly string[]).includes(s), s);
 });

@@ -5,10 +5,10 @@ import { formatDuration } from './duration';
 import { formatLocal } from './time';
 
 /**
- * The core's states are listed, in this order, even at 0; any other the daemon counts (EXPIRED)
- * follows once some job has it, so the line stays the core's on a host that never used it.
+ * The core's states are listed, in this order, even at 0; any other the daemon counts (EXPIRED,
+ * OUT_OF_MEMORY) follows once some job has it, so the line stays the core's on a host that never used it.
  */
-const STATES: readonly string[] = JOB_STATES.filter((s) => s !== 'EXPIRED');
+const STATES: readonly string[] = JOB_STATES.filter((s) => s !== 'EXPIRED' && s !== 'OUT_OF_MEMORY');
 
 /** `7d`, `12h`, `30m`, `45s`: the largest unit that divides the value. */
 export function formatRetention(secs: number): string {
