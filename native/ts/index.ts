@@ -22,6 +22,8 @@ export interface RawDevice {
   id: number; uuid: string; name: string; npu: number | null; chip: number | null; error: string | null;
   /** The device group from the library's topology (0, 1, …); absent where the library reports none. */
   group?: number;
+  /** The device's own node files (/dev/nvidia3, …; docs/behaviour.md §24.8); absent where the library names none. */
+  nodes?: string[];
 }
 
 /**
@@ -65,6 +67,10 @@ export interface XlurmNative {
   deviceProbe(handle: number, ids: number[], deadlineMs: number): Promise<ProbeRow[]>;
   /** Shut the library down (bounded; skipped while a call is hung); the handle is invalid afterwards. */
   deviceClose(handle: number, timeoutMs: number): void;
+  /** cgroup v2 device isolation (device-filter.cc): deny flat [type, major, minor] triples. */
+  deviceFilterAttach(cgroupDir: string, deny: number[]): void;
+  deviceFilterCount(cgroupDir: string): number;
+  deviceFilterSupported(): string;
   /** posix_spawn `file` as a supervisor on the thread pool, watched on the loop; see spawnSupervisorAsync below. */
   spawnSupervisorAsync(file: string, fds: number[], onSpawned: (err: Error | null, pid?: number) => void,
     onExit: (code: number | null, signal: string | null) => void): void;
@@ -317,3 +323,34 @@ export function deviceClose(handle: DeviceHandle, timeoutMs: number): void {
   checkMs(timeoutMs, 'timeout');
   native().deviceClose(handle, timeoutMs);
 }
+
+/** A device number to deny a job (docs/behaviour.md §24.8): a character or block device's major:minor. */
+export interface DeviceNumber { type: 'c' | 'b'; major: number; minor: number }
+
+/**
+ * Attach a BPF_PROG_TYPE_CGROUP_DEVICE program to the cgroup v2 directory
+ * `cgroupDir` that denies every access to the given device numbers and allows
+ * all others (with BPF_F_ALLOW_MULTI: programs of the cgroups above still run).
+ * It stays attached until the cgroup is removed. Throws a system error
+ * (`EPERM: …, bpf(BPF_PROG_ATTACH)`).
+ */
+export function deviceFilterAttach(cgroupDir: string, deny: readonly DeviceNumber[]): void {
+  if (typeof cgroupDir !== 'string' || cgroupDir === '') throw new TypeError('invalid cgroup directory');
+  const flat: number[] = [];
+  for (const d of deny) {
+    if (d.type !== 'c' && d.type !== 'b') throw new TypeError('invalid device type');
+    checkId(d.major, 'major');
+    checkId(d.minor, 'minor');
+    flat.push(d.type === 'b' ? 1 : 2, d.major, d.minor);
+  }
+  native().deviceFilterAttach(cgroupDir, flat);
+}
+
+/** How many device programs are attached to a cgroup v2 directory (BPF_PROG_QUERY). */
+export function deviceFilterCount(cgroupDir: string): number {
+  if (typeof cgroupDir !== 'string' || cgroupDir === '') throw new TypeError('invalid cgroup directory');
+  return native().deviceFilterCount(cgroupDir);
+}
+
+/** '' when this kernel loads a cgroup device program for this process, else why not. */
+export function deviceFilterSupported(): string { return native().deviceFilterSupported(); }

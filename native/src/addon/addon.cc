@@ -17,6 +17,7 @@ constexpr Initialiser kInitialisers[] = {
     xlurm::InitLauncher,
     xlurm::InitRequest,
     xlurm::InitDevices,
+    xlurm::InitDeviceFilter,
 };
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {

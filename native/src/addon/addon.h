@@ -39,5 +39,6 @@ void InitSpawn(Napi::Env env, Napi::Object exports);
 void InitLauncher(Napi::Env env, Napi::Object exports);  // launcher.cc
 void InitRequest(Napi::Env env, Napi::Object exports);   // request.cc
 void InitDevices(Napi::Env env, Napi::Object exports);   // device.cc (vendor libraries: device.h)
+void InitDeviceFilter(Napi::Env env, Napi::Object exports);  // device-filter.cc (cgroup v2 device isolation)
 
 }  // namespace xlurm

@@ -82,6 +82,7 @@ using V2HealthFn = int (*)(int dev_id, unsigned int* health);
 using V2ProcsFn = int (*)(int dev_id, ProcMemInfo* rows, int* num);
 using TopoFn = int (*)(int card1, int dev1, int card2, int dev2, int* topo_type);
 using V2TopoFn = int (*)(int id1, int id2, int* topo_type);
+using PhyIdFn = int (*)(unsigned int logicid, unsigned int* phyid);  // dcmi_get_device_phyid_from_logicid
 
 // dcmi[v2]_get_topo_info_by_device_id's answers (docs/driver-apis.md §2.8) that put two chips in
 // one device group (docs/behaviour.md §21.5): HCCS 3, SIO 6 (the two dies of one package),
@@ -186,6 +187,7 @@ class Dcmi : public Vendor {
     v2_slot_chip_ = reinterpret_cast<V2SlotChipFn>(sym({"dcmiv2_get_slot_id_and_chip_id_by_dev_id"}));
     topo_ = reinterpret_cast<TopoFn>(sym({"dcmi_get_topo_info_by_device_id"}));
     v2_topo_ = reinterpret_cast<V2TopoFn>(sym({"dcmiv2_get_topo_info_by_device_id"}));
+    phyid_ = reinterpret_cast<PhyIdFn>(sym({"dcmi_get_device_phyid_from_logicid"}));
     if (v2_init && v2_list_ && v2_health_ && v2_procs_) {
       Enter("dcmiv2_init");
       int rc = v2_init();
@@ -225,6 +227,7 @@ class Dcmi : public Vendor {
     if (!err.empty()) return err;
     std::stable_sort(found.begin(), found.end(), [](const RawDevice& a, const RawDevice& b) { return a.id < b.id; });
     for (const RawDevice& d : found) where_[d.id] = Location{static_cast<int>(d.npu), static_cast<int>(d.chip)};
+    Nodes(&found);
     Groups(&found);
     *out = std::move(found);
     return "";
@@ -245,6 +248,21 @@ class Dcmi : public Vendor {
   }
 
   void Shutdown() override {}  // no deinit in either API; the library is never unloaded
+
+  // Each chip's node /dev/davinci<physical id> (docs/driver-apis.md §2), for device isolation
+  // (docs/behaviour.md §24.8). Without dcmi_get_device_phyid_from_logicid, or when it fails, the
+  // chip's nodes stay unknown: logical and physical ids differ inside containers, never guess.
+  // Classic API only: v2 boards are never sent a classic call (dcmi_init was not made).
+  void Nodes(std::vector<RawDevice>* devs) {
+    if (!phyid_ || v2_) return;
+    for (RawDevice& d : *devs) {
+      if (!d.error.empty()) continue;
+      unsigned int phy = 0;
+      Enter("dcmi_get_device_phyid_from_logicid");
+      if (phyid_(d.id, &phy) != kOk || phy >= static_cast<unsigned>(kMaxCards * kMaxChipsPerCard)) continue;
+      d.nodes.push_back("/dev/davinci" + std::to_string(phy));
+    }
+  }
 
   // Device groups from the topology: chips joined (transitively) by HCCS, SIO or an HCCS switch.
   // Any failed call (e.g. NOT_SUPPORT) leaves every group unknown.
@@ -469,6 +487,7 @@ class Dcmi : public Vendor {
   V2ProcsFn v2_procs_ = nullptr;
   TopoFn topo_ = nullptr;
   V2TopoFn v2_topo_ = nullptr;
+  PhyIdFn phyid_ = nullptr;
 };
 
 }  // namespace

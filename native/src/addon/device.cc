@@ -254,6 +254,11 @@ Napi::Object DeviceToJs(Napi::Env env, const RawDevice& d) {
   o.Set("chip", NullOr(env, d.chip));
   // Only where the library reported a topology, so other vendors' entries keep their shape.
   if (d.group >= 0) o.Set("group", Napi::Number::New(env, static_cast<double>(d.group)));
+  if (!d.nodes.empty()) {  // likewise only where the library named the device's nodes
+    Napi::Array nodes = Napi::Array::New(env, d.nodes.size());
+    for (size_t i = 0; i < d.nodes.size(); i++) nodes.Set(static_cast<uint32_t>(i), Napi::String::New(env, d.nodes[i]));
+    o.Set("nodes", nodes);
+  }
   o.Set("error", d.error.empty() ? env.Null() : Napi::String::New(env, d.error));
   return o;
 }

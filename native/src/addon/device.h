@@ -25,6 +25,9 @@ struct RawDevice {
   int64_t npu = -1;    // -1 = null
   int64_t chip = -1;   // -1 = null
   int64_t group = -1;  // device group from the library's topology (0, 1, …); -1 = unknown
+  // The device's own node files (e.g. /dev/nvidia3), for device isolation (docs/behaviour.md
+  // §24.8); empty: the library names none (control nodes every job needs are never listed).
+  std::vector<std::string> nodes;
   std::string error;
 };
 

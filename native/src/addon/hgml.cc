@@ -32,6 +32,8 @@ constexpr NvmlShapedApi kHgml = {
                    "hgmlDeviceGetComputeRunningProcesses"},
     /*preload=*/"libuki.so",
     /*topology=*/nullptr,  // HGML has one (NVML's levels) but no tested fake: unknown topology
+    /*minor=*/"hgmlDeviceGetMinorNumber",
+    /*node_prefix=*/"/dev/alixpu_ppu",
 };
 
 }  // namespace

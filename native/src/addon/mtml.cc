@@ -95,6 +95,7 @@ class Mtml : public Vendor {
       if (err.empty()) err = ReadString(uuid_, "mtmlDeviceGetUUID", dev.handle, kUuidBufferSize, &d.uuid);
       if (err.empty()) err = ReadString(name_, "mtmlDeviceGetName", dev.handle, kNameBufferSize, &d.name);
       if (err.empty() && d.uuid.empty()) err = "mtmlDeviceGetUUID: empty UUID";
+      if (err.empty()) d.nodes = NodePaths(dev.handle);
       d.error = err;
       out->push_back(std::move(d));
     }
@@ -204,6 +205,19 @@ class Mtml : public Vendor {
     if (index != id)
       return "mtmlDeviceGetIndex: invalid answer (index " + std::to_string(index) + " for device " + std::to_string(id) + ")";
     return "";
+  }
+
+  // The node paths the device reports, as reported, for device isolation (docs/behaviour.md
+  // §24.8); a node the device lacks or a failed call is left out (discovery goes on).
+  std::vector<std::string> NodePaths(MtmlDevice* h) {
+    std::vector<std::string> paths;
+    for (size_t i = 0; i < kNodeCallCount; i++) {
+      if (!node_[i]) continue;
+      std::string p;
+      if (CallString(node_[i], kNodeCalls[i], h, kPathBufferSize, &p) == kSuccess && !p.empty() && p[0] == '/')
+        paths.push_back(p);
+    }
+    return paths;
   }
 
   // The device's nodes, resolved on this host. A node the device lacks answers NOT_SUPPORTED;

@@ -63,7 +63,8 @@ using CountFn = nvmlReturn_t (*)(unsigned int*);
 using HandleByIndexFn = nvmlReturn_t (*)(unsigned int, nvmlDevice_t*);
 using StringFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
 using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
-using TopologyFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);  // nvmlGpuTopologyLevel_t is an int enum
+using TopologyFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
+using MinorFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);  // nvmlGpuTopologyLevel_t is an int enum
 
 // NVML_TOPOLOGY_MULTIPLE: the two GPUs share a PCIe switch hierarchy (one or more switches)
 // without going through a host bridge; INTERNAL (0, one board) and SINGLE (10, one switch) are
@@ -143,6 +144,7 @@ class NvmlShaped : public Vendor {
     const char* procs_symbol = nullptr;
     processes_ = reinterpret_cast<ProcessesFn>(need({api_.processes[0], api_.processes[1], api_.processes[2]}, &procs_symbol));
     if (api_.topology) topology_ = reinterpret_cast<TopologyFn>(FindSymbol(lib, {api_.topology}));
+    if (api_.minor) minor_ = reinterpret_cast<MinorFn>(FindSymbol(lib, {api_.minor}));
     if (missing) return path + " does not export " + missing + " (not an " + api_.library + " library?)";
     // Preferred layout first (docs/driver-apis.md §1.6): the versioned symbols take 24-byte rows,
     // except on the drivers that used 32 (535.43-535.86) or 16 bytes behind _v3.
@@ -171,6 +173,7 @@ class NvmlShaped : public Vendor {
       if (err.empty() && name_) err = ReadString(name_, api_.name, h, kNameBufferSize, &d.name);
       if (err.empty() && !name_) d.name = api_.default_name;
       if (err.empty() && d.uuid.empty()) err = std::string(api_.uuid) + ": empty UUID";
+      if (err.empty()) Nodes(h, &d.nodes);
       d.error = err;
       out->push_back(std::move(d));
       handles.push_back(err.empty() ? h : nullptr);
@@ -207,6 +210,16 @@ class NvmlShaped : public Vendor {
       if (number[r] < 0) number[r] = next++;
       (*out)[out->size() - n + i].group = number[r];
     }
+  }
+
+  // The device's node from its minor number. A failure is not the device's failure: isolation
+  // then has no node to deny for it (docs/behaviour.md §24.8), and discovery goes on.
+  void Nodes(nvmlDevice_t h, std::vector<std::string>* nodes) {
+    if (!minor_) return;
+    unsigned int minor = 0;
+    Enter(api_.minor);
+    if (minor_(h, &minor) != kSuccess || minor > 1u << 20) return;
+    nodes->push_back(std::string(api_.node_prefix) + std::to_string(minor));
   }
 
   void Probe(const std::vector<uint32_t>& ids, std::vector<ProbeRow>* out) override {
@@ -304,6 +317,7 @@ class NvmlShaped : public Vendor {
   StringFn name_ = nullptr;
   ProcessesFn processes_ = nullptr;
   TopologyFn topology_ = nullptr;
+  MinorFn minor_ = nullptr;
   std::vector<size_t> strides_;
 };
 

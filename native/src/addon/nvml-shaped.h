@@ -35,6 +35,10 @@ struct NvmlShapedApi {
   // …DeviceGetTopologyCommonAncestor (NVML's levels, docs/driver-apis.md §1.7), for device groups
   // at discovery; nullptr, or a library that does not export it: topology unknown.
   const char* topology;
+  // …DeviceGetMinorNumber and the node it names: `node_prefix` + minor (/dev/nvidia<minor>); a
+  // library that does not export it, or a failed call, leaves the device's nodes unknown.
+  const char* minor;
+  const char* node_prefix;
 };
 
 // A Vendor for the library `api` describes (which must outlive it: use a static table).

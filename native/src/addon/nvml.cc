@@ -26,6 +26,8 @@ constexpr NvmlShapedApi kNvml = {
                    "nvmlDeviceGetComputeRunningProcesses"},
     /*preload=*/nullptr,
     /*topology=*/"nvmlDeviceGetTopologyCommonAncestor",
+    /*minor=*/"nvmlDeviceGetMinorNumber",
+    /*node_prefix=*/"/dev/nvidia",
 };
 
 }  // namespace

@@ -53,7 +53,8 @@ if (!built) {
     const h = open();
     t.teardown(() => native.deviceClose(h, 2000));
     t.same(native.deviceDiscover(h, 2000), [
-      { id: 0, uuid: uuid(0), name: 'MTT S4000', npu: null, chip: null, error: null },
+      // The node paths as reported, for device isolation (docs/behaviour.md §24.8); device 2 reports none.
+      { id: 0, uuid: uuid(0), name: 'MTT S4000', npu: null, chip: null, nodes: [node(0), node(0, 'render')], error: null },
       { id: 1, uuid: '', name: '', npu: null, chip: null, error: 'mtmlDeviceGetUUID: Driver failure (2)' },
       { id: 2, uuid: '5e1ec7ed-2', name: 'MTT S80 desktop', npu: null, chip: null, error: null },
     ]);
