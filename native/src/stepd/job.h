@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 /* Magic first string of the spec; bump the number on any format change. */
-#define STEPD_SPEC_MAGIC "XLURM-STEPD-3"
+#define STEPD_SPEC_MAGIC "XLURM-STEPD-4"
 
 /* The job spec. Every string points into one buffer owned by spec_read's caller for the rest
  * of the process's life. argv and envp are NULL-terminated, ready for execvp/environ. */
@@ -27,6 +27,10 @@ struct job_spec {
     const char *cwd;
     uint64_t time_limit;     /* seconds; 0 = none */
     uint64_t kill_grace;     /* seconds from SIGTERM to SIGKILL on cancel and time-out */
+    size_t ncgroups;         /* the job's cgroup directories (one per hierarchy; 0: none) */
+    char **cgroup_dirs;
+    char **cgroup_procs;     /* "<dir>/cgroup.procs" of each, made before the payload's vfork */
+    const char *cgroup_kill; /* "<unified dir>/cgroup.kill", or NULL: kill each listed process */
     size_t argc;
     char **argv;
     size_t envc;

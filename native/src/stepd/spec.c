@@ -1,10 +1,13 @@
 /* The job spec, read from stdin (an unlinked file the daemon wrote; never argv, which every user
  * can read in ps). Format: NUL-terminated byte strings, in order:
- *   "XLURM-STEPD-3", job_id, result_path, cancel_path, uid, gid, owner_name,
+ *   "XLURM-STEPD-4", job_id, result_path, cancel_path, uid, gid, owner_name,
  *   ngroups, groups[ngroups] (the owner's supplementary groups, gid included, as the daemon
  *   resolved them when it launched the job: the supervisor and the job's child never load NSS
  *   modules, which cost milliseconds per job and ~0.5 MiB per supervisor),
- *   switch_user ("1"|"0"), cwd, time_limit_secs ("0" = none), kill_grace_secs, argc (>= 1), argv[argc],
+ *   switch_user ("1"|"0"), cwd, time_limit_secs ("0" = none), kill_grace_secs,
+ *   ncgroups, cgroup_dirs[ncgroups] (absolute: the job's cgroup in each hierarchy, which the
+ *   payload's child joins before it execs), cgroup_kill (the unified directory's cgroup.kill,
+ *   or "" where there is none), argc (>= 1), argv[argc],
  *   envc, env[envc] ("KEY=VALUE", arbitrary bytes)
  * and nothing after the last string. */
 #include "job.h"
@@ -152,6 +155,26 @@ int spec_read(int fd, struct job_spec *spec)
         return -1;
     if (next_u64(&c, UINT32_MAX, &spec->kill_grace) < 0)
         return -1;
+    /* A handful of hierarchies at most; the count is checked against the bytes left as well. */
+    if (next_u64(&c, 64, &v) < 0 || v > c.len - c.pos)
+        return -1;
+    spec->ncgroups = (size_t)v;
+    if (!(spec->cgroup_dirs = next_vector(&c, spec->ncgroups)))
+        return -1;
+    spec->cgroup_procs = malloc((spec->ncgroups + 1) * sizeof *spec->cgroup_procs);
+    if (!spec->cgroup_procs)
+        return -1;
+    for (size_t i = 0; i < spec->ncgroups; i++) {
+        if (spec->cgroup_dirs[i][0] != '/')
+            return -1;
+        spec->cgroup_procs[i] = str_join(spec->cgroup_dirs[i], "/cgroup.procs", NULL);
+        if (str_is_static(spec->cgroup_procs[i]))
+            return -1;
+    }
+    spec->cgroup_procs[spec->ncgroups] = NULL;
+    if (!(s = next(&c)) || (s[0] != '\0' && s[0] != '/'))
+        return -1;
+    spec->cgroup_kill = s[0] ? s : NULL;
     if (next_u64(&c, SIZE_MAX / sizeof(char *) - 1, &v) < 0 || v < 1)
         return -1;
     spec->argc = (size_t)v;

@@ -112,6 +112,7 @@ struct child_args {
     const struct job_spec *spec;
     pid_t parent;
     volatile int err;
+    volatile int cgroup; /* 1 + the index of the cgroup it could not join; 0: the failure was later */
 };
 
 /* Between clone and exec, in the order docs/behaviour.md §6.3 fixes. Any failure stores errno in
@@ -141,6 +142,22 @@ static int child(void *arg)
             syscall(SYS_rt_sigaction, sig, kernel_dfl, NULL, (size_t)(_NSIG / 8));
     static const unsigned long none[16];
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, none, NULL, (size_t)(_NSIG / 8));
+
+    /* Join the job's cgroups first, still as root and before anything of the job runs, so
+     * every process it ever makes is born inside them (docs/behaviour.md §24.3). "0" is the
+     * writer itself; the paths were built before the vfork (no allocation here). */
+    for (size_t i = 0; i < spec->ncgroups; i++) {
+        int fd = open(spec->cgroup_procs[i], O_WRONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : write(fd, "0", 1);
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        if (n != 1) {
+            a->cgroup = (int)i + 1;
+            errno = err ? err : EIO;
+            goto fail;
+        }
+    }
 
     /* New process group whose id is our pid, so the supervisor can signal and reap the whole
      * job (including `cmd &` children) with kill(-pgid)/waitpid(-pgid). */
@@ -267,6 +284,73 @@ static void kill_and_reap_group(pid_t pgid)
     }
 }
 
+/* Counts the processes listed in a cgroup.procs file, sending each SIGKILL when asked. A list
+ * longer than the buffer counts as non-empty (the caller looks again). */
+static int kill_listed(const char *procs, int do_kill)
+{
+    static char buf[65536];
+    int fd = open(procs, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* gone, or never made: nothing of the job can be in it */
+    ssize_t n;
+    do
+        n = read(fd, buf, sizeof buf - 1);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    int count = 0;
+    for (char *p = buf; *p;) {
+        char *end;
+        long pid = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        if (pid > 1) {
+            count++;
+            if (do_kill)
+                kill((pid_t)pid, SIGKILL);
+        }
+        p = end;
+        while (*p == '\n')
+            p++;
+    }
+    return count + (n == (ssize_t)sizeof buf - 1);
+}
+
+/* Nothing escapes (docs/behaviour.md §24.6): after the process group, every process still in
+ * the job's cgroups (a setsid'd or double-forked descendant leaves the group, never the
+ * cgroup) is killed, through cgroup.kill where the unified hierarchy has it, else by SIGKILL
+ * to each listed pid, and those re-parented to us are reaped, until the cgroups are empty.
+ * Bounded, so a process stuck in the kernel cannot keep the result from being written; the
+ * daemon kills and removes the cgroup again after it reads the result. */
+static void empty_cgroups(const struct job_spec *spec)
+{
+    if (!spec->ncgroups)
+        return;
+    int64_t deadline = now_ns() + 10 * NS_PER_S;
+    for (;;) {
+        if (spec->cgroup_kill) {
+            int fd = open(spec->cgroup_kill, O_WRONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                ssize_t n = write(fd, "1", 1);
+                (void)n;
+                close(fd);
+            }
+        }
+        int left = 0;
+        for (size_t i = 0; i < spec->ncgroups; i++)
+            left += kill_listed(spec->cgroup_procs[i], spec->cgroup_kill == NULL);
+        int st;
+        while (waitpid(-1, &st, WNOHANG) > 0) {
+        }
+        if (!left || now_ns() >= deadline)
+            return;
+        struct timespec ts = {0, 2 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* The supervision loop (docs/behaviour.md §6.3): wake on signals, every 50 ms, and exactly at
  * the time-limit and grace deadlines. Returns once the leader has exited, with its wait status. */
 static void supervise(const struct job_spec *spec, pid_t leader, int64_t start,
@@ -341,7 +425,7 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
     }
 
     mark_started();
-    struct child_args args = {spec, self, 0};
+    struct child_args args = {spec, self, 0, 0};
     pid_t pid = start_payload(&args);
     if (pid < 0) {
         fail_exec(o, spec->argv[0], errno);
@@ -355,6 +439,15 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
         }
         kill_and_reap_group(pid);
+        empty_cgroups(spec);
+        if (args.cgroup) {
+            /* Fail closed (docs/behaviour.md §24.3): never run the job outside its cgroup. */
+            char *tail = str_join(": ", strerror(args.err), NULL);
+            fail(o, "cannot enforce the job's limits: cannot join ", spec->cgroup_dirs[args.cgroup - 1], tail);
+            if (!str_is_static(tail))
+                free(tail);
+            return;
+        }
         fail_exec(o, spec->argv[0], args.err);
         return;
     }
@@ -362,8 +455,10 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
     enum reason reason = REASON_NONE;
     int status = 0;
     supervise(spec, pid, start, &reason, &status);
-    /* The leader is gone; its group goes too, whatever the reason (docs/behaviour.md §6.3). */
+    /* The leader is gone; its group goes too, whatever the reason (docs/behaviour.md §6.3),
+     * and then everything else in its cgroups. */
     kill_and_reap_group(pid);
+    empty_cgroups(spec);
 
     if (reason == REASON_CANCELLED) {
         o->state = JOB_CANCELLED;

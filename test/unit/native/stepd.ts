@@ -32,6 +32,9 @@ interface JobOptions {
   owner?: string;
   /** Supplementary groups sent in the spec (default: the owner's, as the daemon resolves them). */
   groups?: number[];
+  /** The job's cgroup directories (joined by the payload before exec) and the unified one's cgroup.kill. */
+  cgroups?: string[];
+  cgroupKill?: string;
   /** Replace the whole spec (malformed-input cases). */
   rawSpec?: Buffer;
   /** Create the cancel marker before starting. */
@@ -84,7 +87,7 @@ function buildSpec(dir: string, o: JobOptions): Buffer {
   const groups = o.groups ?? (o.switchUser && accountByUid(uid) ? groupList(owner, o.gid ?? egid) : []);
   const groupsField = [String(groups.length), ...groups.map(String)];
   return nul([
-    'XLURM-STEPD-3', '7',
+    'XLURM-STEPD-4', '7',
     path.join(dir, '7.result'), path.join(dir, '7.cancel'),
     String(uid), String(o.gid ?? egid),
     owner,
@@ -93,6 +96,7 @@ function buildSpec(dir: string, o: JobOptions): Buffer {
     o.cwd ?? dir,
     String(o.timeLimit ?? 0),
     String(o.killGrace ?? 1),
+    String(o.cgroups?.length ?? 0), ...(o.cgroups ?? []), o.cgroupKill ?? '',
     String(o.argv.length), ...o.argv,
     String(env.length), ...env,
   ]);
@@ -377,6 +381,36 @@ if (!built) {
     t.pass('grandchildren are gone');
   });
 
+  // docs/behaviour.md §24.3, §24.6: the payload joins the job's cgroups before exec, and
+  // everything left in them dies with the job, also what left its process group.
+  const unified = '/sys/fs/cgroup/unified';
+  const cgroupSkip = !isRoot ? 'needs root' : !fs.existsSync(path.join(unified, 'cgroup.procs')) ? `no unified cgroup hierarchy at ${unified}` : false;
+  t.test('as root: the payload is in its cgroup from its first instruction; a setsid descendant dies with the job', { skip: cgroupSkip }, async t => {
+    const cg = path.join(unified, `xlurm-stepd-test-${process.pid}`);
+    fs.mkdirSync(cg);
+    t.teardown(() => { try { fs.writeFileSync(path.join(cg, 'cgroup.kill'), '1'); } catch { /* gone */ } try { fs.rmdirSync(cg); } catch { /* gone */ } });
+    const script = [
+      'cat /proc/self/cgroup',
+      `setsid bash -c 'echo $$ > escaped.pid; exec sleep 1000' < /dev/null > /dev/null 2>&1 &`,
+      'while [ ! -s escaped.pid ]; do :; done',
+      'exit 0',
+    ].join('\n');
+    const kill = fs.existsSync(path.join(cg, 'cgroup.kill')) ? path.join(cg, 'cgroup.kill') : undefined;
+    const r = await runJob(t, { argv: ['bash', '-c', script], cgroups: [cg], ...(kill ? { cgroupKill: kill } : {}) });
+    t.match(r.result, { state: 'COMPLETED', exit_code: 0 });
+    t.match(r.logText, new RegExp(`^0::/${path.basename(cg)}$`, 'm'), 'the payload\'s own cgroup');
+    const escaped = Number(fs.readFileSync(path.join(r.dir, 'escaped.pid'), 'utf8'));
+    t.ok(escaped > 0);
+    t.notOk(alive(escaped), 'the setsid descendant is gone once the supervisor exits');
+    t.equal(fs.readFileSync(path.join(cg, 'cgroup.procs'), 'utf8'), '', 'nothing left in the cgroup');
+  });
+
+  t.test('as root: a cgroup that cannot be joined fails the job closed, nothing runs', { skip: isRoot ? false : 'needs root' }, async t => {
+    const r = await runJob(t, { argv: ['sh', '-c', 'echo ran'], cgroups: ['/nonexistent-xlurm-cgroup'] });
+    t.match(r.result, { state: 'FAILED', exit_code: 1, error: "cannot enforce the job's limits: cannot join /nonexistent-xlurm-cgroup: No such file or directory" });
+    t.notMatch(r.logText, /ran/);
+  });
+
   t.test('identity checks', async t => {
     const other = isRoot ? 65534 : 0;
     const r = await runJob(t, { argv: ['true'], uid: other, gid: other, owner: 'whoever' });
@@ -478,14 +512,14 @@ if (!built) {
     // The result path was readable, the rest is not: a FAILED result is still written.
     const half = await runJob(t, {
       argv: [],
-      rawSpec: nul(['XLURM-STEPD-3', '7', path.join(t.testdirName, `job-${jobSeq + 1}`, '7.result'), '/c', 'not-a-uid']),
+      rawSpec: nul(['XLURM-STEPD-4', '7', path.join(t.testdirName, `job-${jobSeq + 1}`, '7.result'), '/c', 'not-a-uid']),
     });
     t.equal(half.code, 1);
     t.equal(half.logText, 'xlurm: invalid job spec\n');
     t.match(half.result, { state: 'FAILED', exit_code: 1, error: 'invalid job spec' });
 
-    const old = buildSpec('/tmp', { argv: ['true'] }).toString('latin1').replace('XLURM-STEPD-3', 'XLURM-STEPD-2');
-    t.equal((await runJob(t, { argv: [], rawSpec: Buffer.from(old, 'latin1') })).code, 1, 'the previous format (no kill grace) is refused');
+    const old = buildSpec('/tmp', { argv: ['true'] }).toString('latin1').replace('XLURM-STEPD-4', 'XLURM-STEPD-3');
+    t.equal((await runJob(t, { argv: [], rawSpec: Buffer.from(old, 'latin1') })).code, 1, 'the previous format (no cgroups) is refused');
     const trailing = await runJob(t, { argv: [], rawSpec: Buffer.concat([buildSpec('/tmp', { argv: ['true'] }), Buffer.from('x')]) });
     t.equal(trailing.code, 1, 'bytes after the last string are refused');
     const noArgv = await runJob(t, { argv: [] });

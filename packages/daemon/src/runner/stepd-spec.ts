@@ -16,14 +16,22 @@ export interface StepdSpec {
   timeLimit: number;
   /** Seconds from SIGTERM to SIGKILL on cancel and time-out (`[limits] kill_grace`). */
   killGrace: number;
+  /**
+   * The job's cgroup directory in each hierarchy (docs/behaviour.md §24.3): the payload's child
+   * joins each before it execs; empty: the job has no cgroup.
+   */
+  cgroupDirs?: readonly string[];
+  /** The unified directory's cgroup.kill, which the supervisor writes when the job ends; null: none. */
+  cgroupKill?: string | null;
   argv: string[];
   env: string[];
 }
 
 export function encodeStepdSpec(s: StepdSpec): Buffer {
   const fields = [
-    'XLURM-STEPD-3', String(s.jobId), s.resultPath, s.cancelPath, String(s.uid), String(s.gid), s.ownerName,
-    String(s.groups.length), ...s.groups.map(String), s.switchUser ? '1' : '0', s.cwd, String(s.timeLimit), String(s.killGrace), String(s.argv.length), ...s.argv,
+    'XLURM-STEPD-4', String(s.jobId), s.resultPath, s.cancelPath, String(s.uid), String(s.gid), s.ownerName,
+    String(s.groups.length), ...s.groups.map(String), s.switchUser ? '1' : '0', s.cwd, String(s.timeLimit), String(s.killGrace),
+    String(s.cgroupDirs?.length ?? 0), ...(s.cgroupDirs ?? []), s.cgroupKill ?? '', String(s.argv.length), ...s.argv,
     String(s.env.length), ...s.env,
   ];
   for (const f of fields) {
