@@ -22,6 +22,8 @@ import { hostTopology } from './devices/topology';
 import { schedule, type Hold, type PendingJob, type Reservation, type SchedulerInput } from './scheduler/schedule';
 import { effectiveQueueTimeout, effectiveTimeLimit } from './time-policy';
 import { toWireJob, type Store, type StoredJob } from './store/store';
+import { passSeconds } from './accounting/histogram';
+import { changedAccountingKeys } from './accounting/settings';
 
 /** The free devices of a pass that cannot start anything (every slot taken). */
 const NO_KEYS: ReadonlySet<string> = new Set();
@@ -166,6 +168,9 @@ export class Core {
 
   /** Jobs per state, from the store. */
   counts(): Record<string, number> { return this.store.counts(); }
+
+  /** The job database, for accounting's own queries and samples (accounting/): never the jobs' transitions. */
+  get historyDb(): Store['db'] { return this.store.db; }
 
   /** Excluded device ids, ascending. */
   excludedIds(): number[] { return [...this.deviceManager.excluded].sort((a, b) => a - b); }
@@ -330,7 +335,9 @@ export class Core {
   private runQueuedPass(): void {
     if (!this.passQueued) return;
     this.passQueued = false;
+    const passStart = performance.now(); // xlurm_scheduler_pass_seconds (accounting/histogram.ts)
     this.pass();
+    passSeconds.observe((performance.now() - passStart) / 1000);
     this.endImmediate();
     this.tellReasonChanges();
   }
@@ -655,6 +662,7 @@ export class Core {
     if (next.reserveMinDevices !== prev.reserveMinDevices) changed.push('scheduler.reserve_min_devices');
     if (JSON.stringify([...next.maxRunningBySize ?? []]) !== JSON.stringify([...prev.maxRunningBySize ?? []])) changed.push('scheduler.max_running_by_size');
     if (next.retentionSecs !== prev.retentionSecs || next.retention !== prev.retention) changed.push('daemon.retention');
+    changed.push(...changedAccountingKeys(prev.accounting, next.accounting));
     const before = new Set(prev.excludeIds);
     const after = new Set(next.excludeIds);
     const set = this.deviceManager.excluded;

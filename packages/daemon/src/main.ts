@@ -22,6 +22,7 @@ import { Server } from './server';
 import { reloadConfig } from './handlers/reload';
 import { Store } from './store/store';
 import { clean } from './clean';
+import { Sampler } from './accounting/sampler';
 
 class StartupError extends Error {}
 
@@ -116,7 +117,12 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
     runCleanup(core);
     cleanupTimer = setInterval(() => runCleanup(core), cleanupPeriod(c));
     cleanupTimer.unref();
+    sampler.configure(c.accounting);
   };
+  // Samples and the metrics file (docs/behaviour.md §26.2, §26.3): from the device layer's latest probes.
+  const sampler = new Sampler(core, devices, logLine);
+  undo.push(() => sampler.stop());
+  sampler.configure(cfg.accounting);
 
   const server = new Server(core, () => stopping!());
   try { fs.unlinkSync(p.socket); } catch { /* no stale socket */ }

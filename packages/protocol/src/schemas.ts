@@ -179,6 +179,62 @@ export const PoolView = Type.Object({
 }, { additionalProperties: false });
 export type PoolView = Static<typeof PoolView>;
 
+// --- Accounting and observability (docs/behaviour.md §26) ---
+
+export const StatsArgs = Type.Object({
+  days: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'jobs that ended in the last N days (default 7)' })),
+  since: Type.Optional(UnixSeconds),
+  user: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'only this user (others than yourself: root only)' })),
+}, { additionalProperties: false });
+export type StatsArgs = Static<typeof StatsArgs>;
+
+export const UserStats = Type.Object({
+  user: Type.String(),
+  uid: Type.Integer(),
+  jobs: Type.Record(Type.String(), Type.Integer(), { description: 'jobs by final state, every final state present' }),
+  device_hours: Type.Number(),
+  cpu_hours: Type.Number({ description: 'run interval × CPUs, for jobs that requested CPUs' }),
+  wait_mean_s: Type.Number(),
+  wait_p95_s: Type.Number(),
+  run_mean_s: Type.Number(),
+  success_rate: Type.Number({ description: 'COMPLETED / jobs that started; 0 when none started' }),
+}, { additionalProperties: false });
+export type UserStats = Static<typeof UserStats>;
+
+export const StatsView = Type.Object({
+  since: UnixSeconds,
+  until: UnixSeconds,
+  users: Type.Array(UserStats),
+  host: Nullable(Type.Object({
+    device_hours: Type.Number(),
+    available_device_hours: Type.Number(),
+    utilization: Type.Number(),
+  }, { additionalProperties: false })),
+}, { additionalProperties: false });
+export type StatsView = Static<typeof StatsView>;
+
+export const MonitorView = Type.Object({
+  generated_at: UnixSeconds,
+  version: Type.String(),
+  uptime_s: Type.Integer(),
+  mode: Type.String({ description: 'the scheduler mode' }),
+  devices: Type.Array(DeviceView),
+  counts: Type.Object({
+    by_state: Type.Record(Type.String(), Type.Integer()),
+    by_reason: Type.Record(Type.String(), Type.Integer()),
+  }, { additionalProperties: false }),
+  reservations: Type.Array(Type.Object({
+    kind: DeviceKind,
+    job: JobId,
+    devices: Type.Array(Type.Integer()),
+    expected_start: Nullable(UnixSeconds),
+  }, { additionalProperties: false })),
+  users: Type.Array(Type.Object({
+    user: Type.String(), uid: Type.Integer(), running: Type.Integer(), pending: Type.Integer(),
+  }, { additionalProperties: false })),
+}, { additionalProperties: false });
+export type MonitorView = Static<typeof MonitorView>;
+
 const Empty = Type.Object({}, { additionalProperties: false });
 const ById = Type.Object({ id: JobId }, { additionalProperties: false });
 const DeviceIds = Type.Object({
@@ -290,6 +346,10 @@ export const Ops = {
     }, { additionalProperties: false }),
     doc: 're-read the configuration file and apply it to later decisions (administrator)',
   },
+  // Accounting and observability (docs/behaviour.md §26.1, §26.3, §26.5).
+  stats: { req: StatsArgs, res: StatsView, doc: 'usage statistics from the store: your own rows (root: every user and the host)' },
+  metrics: { req: Empty, res: Type.Object({ text: Type.String({ description: 'the Prometheus text exposition' }) }, { additionalProperties: false }), doc: 'the metrics text that metrics_file holds (any user)' },
+  monitor: { req: Empty, res: MonitorView, doc: 'one machine-wide snapshot for monitoring accounts (any user; no commands)' },
 } as const;
 
 export type OpName = keyof typeof Ops;

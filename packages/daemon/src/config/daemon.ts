@@ -9,6 +9,7 @@ import { parseBackend } from '@xlurm/protocol';
 import { durationSecs, type DaemonArgs, type DaemonFlags } from './args';
 import { ConfigFileError, DEFAULT_CONFIG_PATH, readConfigFile } from './load';
 import { kindOfLabel, parseGroups, type DeclaredGroups } from './groups';
+import { accountingSettings, type AccountingSettings } from '../accounting/settings';
 
 export interface DaemonSettings {
   backend: string;
@@ -30,6 +31,8 @@ export interface DaemonSettings {
   maxTimeLimit: number | null;
   killGrace: number;
   defaultQueueTimeout: number | null;
+  /** `[accounting]` (docs/behaviour.md §26.2, §26.3); absent: its defaults (accounting/settings.ts). */
+  accounting?: AccountingSettings;
 }
 
 /** Where the settings came from: what a reload reads again and re-applies. */
@@ -109,6 +112,9 @@ export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named:
   if (sc.max_running_by_size !== undefined) {
     s.maxRunningBySize = new Map(Object.entries(sc.max_running_by_size as Record<string, number>).map(([k, v]) => [Number(k), v]));
   }
+  const acc = accountingSettings(loaded.settings.accounting);
+  if ('problem' in acc) throw new ConfigFileError([{ file: loaded.file, line: loaded.lines.get(acc.key), key: acc.key, problem: acc.problem }]);
+  s.accounting = acc;
   const f = args.flags;
   if (f.backend !== undefined) s.backend = f.backend;
   if (f.maxRunning !== undefined) s.maxRunning = f.maxRunning;

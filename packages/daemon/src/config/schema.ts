@@ -73,11 +73,19 @@ export const SchedulerSection = Type.Object({
   })),
 }, { additionalProperties: false });
 
+/** Accounting and observability (docs/behaviour.md §26.2, §26.3). */
+export const AccountingSection = Type.Object({
+  sample_interval: Type.Optional(Duration('seconds between samples of the devices and the host; "0" turns sampling off; default 30s')),
+  retention: Type.Optional(Limit('how long samples are kept; default 90d')),
+  metrics_file: Type.Optional(Type.String({ maxLength: 4096, description: 'absolute path rewritten every sample in the Prometheus text format (node_exporter textfile collector); "" for none' })),
+}, { additionalProperties: false });
+
 export const ConfigSchema = Type.Object({
   daemon: Type.Optional(DaemonSection),
   devices: Type.Optional(DevicesSection),
   limits: Type.Optional(LimitsSection),
   scheduler: Type.Optional(SchedulerSection),
+  accounting: Type.Optional(AccountingSection),
 }, { additionalProperties: false });
 
 export type ConfigFile = Static<typeof ConfigSchema>;

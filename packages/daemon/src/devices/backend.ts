@@ -18,6 +18,9 @@ export interface ProbeResult {
    * them (docs/behaviour.md §20.4).
    */
   pids?: number[];
+  /** Utilisation (0–1) and memory in use (bytes), where the library reports them (docs/behaviour.md §26.2). */
+  utilization?: number;
+  memoryUsed?: number;
 }
 
 /** How many PIDs of a busy device are kept: enough to find the culprit, short enough for a one-line reason. */

@@ -37,6 +37,10 @@ export class DeviceManager {
    */
   private readonly stale = new Map<string, number>();
   private probeSeq = 0;
+  /** Utilisation and memory of the latest probe, by label (nv:0), for samples (accounting/sampler.ts). */
+  private readonly latestReadings = new Map<string, { utilization?: number | undefined; memoryUsed?: number | undefined }>();
+
+  readings(): ReadonlyMap<string, { utilization?: number | undefined; memoryUsed?: number | undefined }> { return this.latestReadings; }
 
   constructor(
     private readonly backends: Backend[],
@@ -130,6 +134,7 @@ export class DeviceManager {
           changed = true;
         }
         const prev = this.status.get(k);
+        this.latestReadings.set(`${KIND_LABEL[d.kind]}:${d.id}`, { utilization: r.utilization, memoryUsed: r.memoryUsed });
         if (!prev || prev.status !== r.status || prev.error !== r.error || !samePids(prev.pids, r.pids)) {
           changed = true;
           this.logTransition(d, prev, r);

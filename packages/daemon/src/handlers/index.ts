@@ -15,5 +15,8 @@ import { exclude } from './exclude';
 import { include } from './include';
 import { config } from './config';
 import { reload } from './reload';
+import { stats } from './stats';
+import { metrics } from './metrics';
+import { monitor } from './monitor';
 
-export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, pools, status, stop, restart, exclude, include, config, reload };
+export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, pools, status, stop, restart, exclude, include, config, reload, stats, metrics, monitor };
