@@ -14,6 +14,7 @@
 // Left out of it, loaded only when needed at run time: the native addon
 // (@xlurm/native), the daemon (@xlurm/daemon, for `xlurm daemon|clean|config`)
 // and yargs (for --help).
+// The MCP SDK, zod and d3 stay out too: only `xlurm mcp` and `xlurm report` load them.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -71,7 +72,9 @@ async function bundle() {
     format: 'cjs',
     // The protocol package from its sources too (its package.json points at dist/).
     alias: { '@xlurm/protocol': path.join(root, 'packages', 'protocol', 'src', 'index.ts') },
-    external: ['@xlurm/native', '@xlurm/daemon', 'yargs', 'yargs/*'],
+    external: ['@xlurm/native', '@xlurm/daemon', 'yargs', 'yargs/*',
+      // Loaded only by `xlurm mcp` and `xlurm report`, from node_modules: never part of every command's start.
+      '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'zod', 'zod/*', 'd3-*'],
     // Less to read and parse; names are kept, so stack traces stay readable.
     minifyWhitespace: true,
     minifySyntax: true,

@@ -235,6 +235,39 @@ export const MonitorView = Type.Object({
 }, { additionalProperties: false });
 export type MonitorView = Static<typeof MonitorView>;
 
+// --- xlurm report's data (docs/behaviour.md §26.4) ---
+
+/** One job that overlaps the report's window, as the report draws it (no command, environment or path). */
+export const ReportJob = Type.Object({
+  id: JobId,
+  user: Type.String(),
+  uid: Type.Integer({ minimum: 0 }),
+  name: Type.String(),
+  count: Type.Integer({ description: 'devices asked for' }),
+  state: JobState,
+  devices: Type.Array(Type.Integer({ minimum: 0 }), { description: 'indexes into the reply\'s devices' }),
+  submitted_at: UnixSeconds,
+  started_at: Nullable(UnixSeconds),
+  finished_at: Nullable(UnixSeconds),
+}, { additionalProperties: false });
+export type ReportJob = Static<typeof ReportJob>;
+
+export const ReportData = Type.Object({
+  since: UnixSeconds,
+  until: UnixSeconds,
+  host: Type.Boolean({ description: 'true: every user\'s jobs (root); false: only the caller\'s' }),
+  devices: Type.Array(Device, { description: 'the inventory, then devices that only past jobs held' }),
+  jobs: Type.Array(ReportJob, { description: 'jobs submitted before until and not finished before since, in id order' }),
+  samples: Type.Array(Type.Object({
+    day: UnixSeconds,
+    device: Type.Integer({ minimum: 0, description: 'index into devices' }),
+    samples: Type.Integer(),
+    utilization: Nullable(Type.Number({ description: 'mean sampled utilisation, 0-1; null where the library reports none' })),
+    memory_used: Nullable(Type.Number({ description: 'mean sampled memory used, bytes' })),
+  }, { additionalProperties: false }), { description: 'the device samples per UTC day and device (host view only; empty without samples)' }),
+}, { additionalProperties: false });
+export type ReportData = Static<typeof ReportData>;
+
 const Empty = Type.Object({}, { additionalProperties: false });
 const ById = Type.Object({ id: JobId }, { additionalProperties: false });
 const DeviceIds = Type.Object({
@@ -332,6 +365,12 @@ export const Ops = {
   },
   info: { req: Empty, res: Type.Array(DeviceView), doc: 'device views in inventory order' },
   pools: { req: Empty, res: Type.Array(PoolView), doc: 'per vendor pool: counts, groups, the largest requests that fit now and ever, the reservation' },
+  report: {
+    req: Type.Object({
+      days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3660, description: 'the window: the last N days (default 7)' })),
+    }, { additionalProperties: false }),
+    res: ReportData, doc: "xlurm report's data: jobs with their devices and times, device samples per day (your own jobs; root: every user's)",
+  },
   status: { req: Empty, res: DaemonStatus, doc: 'daemon version, backend, uptime, exclusions, job counts' },
   stop: { req: Empty, res: Empty, doc: 'daemon exits after replying; running jobs continue (administrator)' },
   restart: { req: Empty, res: Empty, doc: 'like stop, refused while jobs run (administrator)' },

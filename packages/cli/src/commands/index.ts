@@ -27,6 +27,7 @@ export const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: L
   [['queue', 'xqueue'], () => load(require('./queue'))],
   [['cancel', 'xcancel'], () => load(require('./cancel'))],
   [['info', 'xinfo'], () => load(require('./info'))],
+  [['report'], () => load(require('./report'))],
 ];
 
 /** The command named `name` (a subcommand or one of its aliases). */

@@ -15,8 +15,9 @@ import { exclude } from './exclude';
 import { include } from './include';
 import { config } from './config';
 import { reload } from './reload';
+import { report } from './report';
 import { stats } from './stats';
 import { metrics } from './metrics';
 import { monitor } from './monitor';
 
-export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, pools, status, stop, restart, exclude, include, config, reload, stats, metrics, monitor };
+export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, pools, report, status, stop, restart, exclude, include, config, reload, stats, metrics, monitor };

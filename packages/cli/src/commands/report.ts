@@ -1,0 +1,61 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import type { OpResult } from '@xlurm/protocol';
+import type { XCommand } from '../command';
+import { noExtra, parseUnsigned, present, single } from '../argv';
+import { request } from '../client';
+import { CliError, UsageError, osErrorText } from '../errors';
+import type { StatsTable } from '../report/stats';
+
+const REPORT_OPTIONS = {
+  days: { type: 'string', describe: 'The last N days [default: 7]' },
+  html: { type: 'string', describe: 'Write the report to FILE: one self-contained HTML file (inline SVG and CSS, no scripts, nothing from the network)' },
+} as const;
+
+/** Loosely typed: `stats` is an operation a daemon may not have (then the report computes the table itself). */
+type AnyRequest = (op: string, args: unknown) => Promise<unknown>;
+
+/** The stats table from the daemon's `stats` operation (docs/behaviour.md §26.1), else from the report's jobs. */
+async function statsFor(days: number, data: OpResult<'report'>): Promise<StatsTable> {
+  try {
+    return await (request as unknown as AnyRequest)('stats', { days }) as StatsTable;
+  } catch (e) {
+    if (!(e instanceof CliError) || (e.code !== 'UNKNOWN_OP' && e.code !== 'INVALID_REQUEST')) throw e;
+  }
+  const { statsFromReport } = require('../report/stats') as typeof import('../report/stats');
+  return statsFromReport(data);
+}
+
+function viewerName(): string {
+  try { return os.userInfo().username; } catch { return `uid ${process.getuid?.() ?? '?'}`; }
+}
+
+const report: XCommand = {
+  command: 'report',
+  describe: 'Write an HTML report with plots: device timeline, queue length, waits, utilisation, usage by user',
+  usage: '[OPTIONS] --html <FILE>',
+  options: REPORT_OPTIONS,
+  builder: (y) => y.options(REPORT_OPTIONS),
+  async handler(args) {
+    noExtra(args, 0);
+    const daysText = single(args.days, '--days <N>');
+    const days = daysText === undefined ? 7 : parseUnsigned(present(daysText, '--days <N>'), '--days <N>', 3660);
+    if (days === 0) throw new UsageError("invalid value '0' for '--days <N>': at least 1");
+    const file = single(args.html, '--html <FILE>');
+    if (file === undefined) throw new UsageError('the following required arguments were not provided:\n  --html <FILE>');
+    const path = present(file, '--html <FILE>');
+    const data = await request('report', { days });
+    const stats = await statsFor(days, data);
+    // The plotting code and its library load only here (docs/architecture.md, client start-up).
+    const { renderReport } = require('../report/render') as typeof import('../report/render');
+    const html = await renderReport(data, stats, { viewer: viewerName(), hostname: os.hostname() });
+    try {
+      fs.writeFileSync(path, html, { mode: 0o644 });
+    } catch (e) {
+      throw new CliError(`cannot write ${path}: ${osErrorText(e)}`);
+    }
+    process.stdout.write(`Report written to ${path} (${data.jobs.length} jobs, ${Math.ceil(Buffer.byteLength(html) / 1024)} KiB)\n`);
+  },
+};
+
+export default report;
