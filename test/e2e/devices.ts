@@ -48,6 +48,8 @@ interface Vendor {
   initialStatuses?: readonly string[];
   /** Device `i` as `xinfo --json` shows it. */
   device(i: number): Record<string, unknown>;
+  /** Device `i`'s node files in `xinfo --json` (docs/behaviour.md §24.8); none unless given. */
+  nodes?(i: number): string[];
   /** Device `i`'s xinfo row. */
   row(i: number, status: string, job?: string): string;
   /** SHOW_VISIBILITY's line (and what follows it) for a job on devices `ids`; null: a CPU job. */
@@ -175,6 +177,7 @@ const VENDORS: Vendor[] = [
     vendor: 'Moore Threads', kind: 'mthreads', label: 'mtt', aliases: ['mthreads', 'mtt'], fake: 'mthreads',
     state: (n) => mtml.gpus(n), devices: 3, faultDevices: 2,
     device: (i) => ({ kind: 'mthreads', id: i, name: 'MTT S4000', visible: mttUuid(i), npu: null, chip: null }),
+    nodes: (i) => [mtml.node(i), mtml.node(i, 'render')],
     row: (i, status) => `mtt:${i}        ${status.padEnd(12)}-      MTT S4000\n`,
     visible: (ids) => (ids ? `CUDA=-1 ASC=-1 MUSA=${ids.join(',')} MT=${ids.map(mttUuid).join(',')} MACA=-1 HIP=-1 ROCR=-1 ADI=unset` : CPU_LINE),
     staleEnv: { MUSA_VISIBLE_DEVICES: '7' },
@@ -281,7 +284,7 @@ for (const v of VENDORS) {
         const r = await d.run('xinfo', []);
         t.equal(r.code, 0, r.stderr);
         t.equal(r.stdout, HEADER + rows(v, initial));
-        t.same(await info(d), range(n).map((i) => ({ device: v.device(i), job: null, status: initial[i] })));
+        t.same(await info(d), range(n).map((i) => ({ device: v.device(i), job: null, status: initial[i], nodes: v.nodes?.(i) ?? [] })));
         t.same(((await d.request('status', {})) as any).result.backends, [v.kind]);
         v.xinfo?.(t, ctx);
       });

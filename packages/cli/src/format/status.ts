@@ -40,6 +40,9 @@ export function statusText(st: DaemonStatus): string {
     `Excluded device IDs: ${st.excluded.length ? st.excluded.join(',') : '-'}`,
     `Jobs: ${keys.map((k) => `${k} ${counts[k] ?? 0}`).join(', ')}`,
   ];
+  // docs/behaviour.md §24.8: `device isolation: on`, or `device isolation: off (<why>)` as the
+  // spec words it; before Jobs, so the policy block stays last.
+  if (st.device_isolation !== undefined) lines.splice(lines.length - 1, 0, `device isolation: ${st.device_isolation}`);
   // A daemon that reports its policy (docs/behaviour.md §21.7); an older one has none.
   const p = st.policy;
   if (p) {

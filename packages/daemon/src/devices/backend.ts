@@ -40,6 +40,11 @@ export interface Backend {
    * (docs/behaviour.md §21.5); undefined: the library reports none (unknown).
    */
   readonly groups?: readonly (readonly number[])[];
+  /**
+   * Each device's own node files from discovery, by device id (docs/behaviour.md §24.8);
+   * a device (or a backend) without an entry names none.
+   */
+  readonly nodes?: ReadonlyMap<number, readonly string[]>;
   /** Query the given devices (by id). Must resolve, never reject, within its deadline. */
   probe(ids: readonly number[]): Promise<Map<number, ProbeResult>>;
   /** Release the library. */

@@ -166,6 +166,11 @@ export class DeviceManager {
     return probe?.status === 'busy' && probe.pids && probe.pids.length > 0 ? probe.pids : undefined;
   }
 
+  /** The device's own node files from discovery (docs/behaviour.md §24.8); empty when none are known. */
+  nodesOf(d: Device): readonly string[] {
+    return this.backends.find((b) => b.kind === d.kind)?.nodes?.get(d.id) ?? [];
+  }
+
   views(): DeviceView[] {
     return this.inventory.map((d) => {
       const k = deviceKey(d);
@@ -175,7 +180,7 @@ export class DeviceManager {
       if (this.excluded.has(d.id)) status = 'disabled';
       else if (job !== null) status = 'allocated';
       else status = probe?.status ?? 'unknown';
-      const v: DeviceView = { device: d, job, status };
+      const v: DeviceView = { device: d, job, status, nodes: [...this.nodesOf(d)] };
       if (probe?.status === 'unknown') v.monitoring_error = probe.error ?? 'no probe result yet';
       return v;
     });

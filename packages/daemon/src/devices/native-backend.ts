@@ -76,6 +76,29 @@ export function groupsOf(raws: readonly RawDevice[], devices: readonly Device[])
   return [...byGroup.keys()].sort((a, b) => a - b).map((g) => byGroup.get(g)!);
 }
 
+/**
+ * The devices' node files as discovery named them (docs/behaviour.md §24.8). `XLURM_DEV_DIR`
+ * from the daemon's own environment (tests: a directory of stand-in nodes) replaces the leading
+ * `/dev/` of each; a job's environment never reaches this.
+ */
+export function nodesOf(raws: readonly RawDevice[], devices: readonly Device[], env: NodeJS.ProcessEnv): Map<number, string[]> {
+  const dir = env.XLURM_DEV_DIR;
+  const map = (p: string) => (dir && path.isAbsolute(dir) && p.startsWith('/dev/') ? path.join(dir, p.slice(5)) : p);
+  const out = new Map<number, string[]>();
+  for (const d of devices) {
+    const nodes = raws.find((r) => r.id === d.id)?.nodes;
+    if (nodes && nodes.length > 0) out.set(d.id, nodes.map(map));
+  }
+  return out;
+}
+
+/** Utilisation (as a ratio) and memory in use where the row reports them, for samples (docs/behaviour.md §26.2). */
+export function withReadings(r: ProbeResult, row: ProbeRow | undefined): ProbeResult {
+  if (typeof row?.utilization === 'number') r.utilization = row.utilization / 100;
+  if (typeof row?.memory_used === 'number') r.memoryUsed = row.memory_used;
+  return r;
+}
+
 function defaultDevice(kind: DeviceKind, raw: RawDevice): Device {
   return { kind, id: raw.id, name: raw.name, visible: raw.uuid, npu: raw.npu, chip: raw.chip };
 }
@@ -89,6 +112,7 @@ export class NativeBackend implements Backend {
     private readonly handle: DeviceHandle,
     private readonly statusOf: (device: Device, row: ProbeRow | undefined) => ProbeResult,
     readonly groups?: readonly (readonly number[])[],
+    readonly nodes?: ReadonlyMap<number, readonly string[]>,
   ) {}
 
   async probe(ids: readonly number[]): Promise<Map<number, ProbeResult>> {
@@ -104,7 +128,7 @@ export class NativeBackend implements Backend {
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const id of ids) {
       const d = this.devices.find((x) => x.id === id);
-      out.set(id, d ? this.statusOf(d, byId.get(id)) : { status: 'unknown', error: `device ${id} was not discovered` });
+      out.set(id, d ? withReadings(this.statusOf(d, byId.get(id)), byId.get(id)) : { status: 'unknown', error: `device ${id} was not discovered` });
     }
     return out;
   }
@@ -140,6 +164,6 @@ export function nativeBackend(v: NativeVendor): BackendFactory {
       }
       devices.push(v.toDevice ? v.toDevice(raw) : defaultDevice(v.kind, raw));
     }
-    return new NativeBackend(v.kind, devices, handle, v.status ?? statusFromRow, groupsOf(raws, devices));
+    return new NativeBackend(v.kind, devices, handle, v.status ?? statusFromRow, groupsOf(raws, devices), nodesOf(raws, devices, env));
   };
 }

@@ -3,7 +3,7 @@ import type { DeviceView, PoolView } from '@xlurm/protocol';
 import { INFO_HEADER, idRanges, infoTable, poolsText } from '../../../../packages/cli/src/format/info';
 
 const view = (kind: DeviceView['device']['kind'], id: number, status: DeviceView['status'], job: number | null, name: string, err?: string): DeviceView => {
-  const v: DeviceView = { device: { kind, id, name, visible: `v${id}`, npu: null, chip: null }, job, status };
+  const v: DeviceView = { device: { kind, id, name, visible: `v${id}`, npu: null, chip: null }, job, status, nodes: [] };
   if (err !== undefined) v.monitoring_error = err;
   return v;
 };

@@ -55,8 +55,8 @@ t.test('only idle, enabled, unallocated devices are free', async (t) => {
   await b.answer({ 0: busy, 1: { status: 'unknown', error: 'nvmlDeviceGetUUID: GPU is lost (15)' } });
   t.same([...m.freeKeys()], []);
   const v = m.views();
-  t.same(v[0], { device: dev(0), job: 7, status: 'allocated' });
-  t.same(v[1], { device: dev(1), job: null, status: 'unknown', monitoring_error: 'nvmlDeviceGetUUID: GPU is lost (15)' });
+  t.same(v[0], { device: dev(0), job: 7, status: 'allocated', nodes: [] });
+  t.same(v[1], { device: dev(1), job: null, status: 'unknown', monitoring_error: 'nvmlDeviceGetUUID: GPU is lost (15)', nodes: [] });
 });
 
 t.test('a released device is re-probed at once and free only after a probe started since', async (t) => {
@@ -111,7 +111,7 @@ t.test('a busy device keeps the pids its probe named, out of the views; new pids
   await b.answer({ 0: { status: 'busy', pids: [4242] }, 1: busy });
   t.same(m.busyPids(dev(0)), [4242]);
   t.equal(m.busyPids(dev(1)), undefined, 'busy, the library named no process');
-  t.same(m.views()[0], { device: dev(0), job: null, status: 'busy' }, 'xinfo shows no pids');
+  t.same(m.views()[0], { device: dev(0), job: null, status: 'busy', nodes: [] }, 'xinfo shows no pids');
   const before = changes();
   (m as any).probeBackend(b);
   await b.answer({ 0: { status: 'busy', pids: [4242] }, 1: busy });

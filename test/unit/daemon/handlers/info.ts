@@ -9,9 +9,9 @@ t.test('every user sees every device with its state and job', async (t) => {
   await startedBy(tc, job.id);
   tc.core.exclude([2]);
   const want = [
-    { device: nvidia(0), job: job.id, status: 'allocated' },
-    { device: nvidia(1), job: null, status: 'idle' },
-    { device: nvidia(2), job: null, status: 'disabled' },
+    { device: nvidia(0), job: job.id, status: 'allocated', nodes: [] },
+    { device: nvidia(1), job: null, status: 'idle', nodes: [] },
+    { device: nvidia(2), job: null, status: 'disabled', nodes: [] },
   ];
   t.same(info(ctxOf(tc.core, bobCaller)), want);
   t.same(info(ctxOf(tc.core, rootCaller)), want);

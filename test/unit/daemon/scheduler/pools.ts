@@ -4,7 +4,7 @@ import type { DeviceKind, DeviceStatus, DeviceView } from '@xlurm/protocol';
 import { pools } from '../../../../packages/daemon/src/scheduler/pools';
 
 const view = (kind: DeviceKind, id: number, status: DeviceStatus, job: number | null = null): DeviceView => ({
-  device: { kind, id, name: 'Fake', visible: `${kind}-${id}`, npu: null, chip: null }, job, status,
+  device: { kind, id, name: 'Fake', visible: `${kind}-${id}`, npu: null, chip: null }, job, status, nodes: [],
 });
 const freeOf = (views: DeviceView[]) => new Set(views.filter((v) => v.status === 'idle').map((v) => `${v.device.kind}:${v.device.id}`));
 
