@@ -12,15 +12,16 @@ const REPORT_OPTIONS = {
   html: { type: 'string', describe: 'Write the report to FILE: one self-contained HTML file (inline SVG and CSS, no scripts, nothing from the network)' },
 } as const;
 
-/** Loosely typed: `stats` is an operation a daemon may not have (then the report computes the table itself). */
-type AnyRequest = (op: string, args: unknown) => Promise<unknown>;
-
-/** The stats table from the daemon's `stats` operation (docs/behaviour.md §26.1), else from the report's jobs. */
+/**
+ * The stats table from the daemon's `stats` operation (docs/behaviour.md §26.1), so the report's
+ * table and `xlurm stats` never disagree; a daemon older than that operation gets the same
+ * figures computed from the report's jobs.
+ */
 async function statsFor(days: number, data: OpResult<'report'>): Promise<StatsTable> {
   try {
-    return await (request as unknown as AnyRequest)('stats', { days }) as StatsTable;
+    return await request('stats', { days });
   } catch (e) {
-    if (!(e instanceof CliError) || (e.code !== 'UNKNOWN_OP' && e.code !== 'INVALID_REQUEST')) throw e;
+    if (!(e instanceof CliError) || e.code !== 'UNKNOWN_OP') throw e;
   }
   const { statsFromReport } = require('../report/stats') as typeof import('../report/stats');
   return statsFromReport(data);

@@ -1,6 +1,6 @@
 /**
  * The data behind `xlurm report` (docs/behaviour.md §26.4): the jobs that overlap a window, with
- * their devices and times, and the device samples summed per UTC day. The report itself is drawn
+ * their devices and times, and the device samples averaged per UTC day. The report itself is drawn
  * by the client; the daemon only selects, so a report of a busy month costs it one indexed query.
  *
  * Read through a read-only connection of its own: the store's connection carries the daemon's
@@ -8,7 +8,8 @@
  * it read a consistent snapshot while the daemon writes.
  */
 import Database from 'better-sqlite3';
-import type { Device, OpResult } from '@xlurm/protocol';
+import type { Device, DeviceKind, OpResult } from '@xlurm/protocol';
+import { KIND_LABEL } from '@xlurm/protocol';
 
 type ReportData = OpResult<'report'>;
 type ReportJob = ReportData['jobs'][number];
@@ -91,21 +92,28 @@ export function reportData(q: ReportQuery): ReportData {
 }
 
 /**
- * The device samples of the window summed per UTC day and device, where the store has them
- * (docs/behaviour.md §26.2). Summed in SQL: a month of 8 devices at 30 s is 690,000 rows, which
- * the client must never receive one by one.
+ * The device samples of the window averaged per UTC day and device, where the store has them
+ * (docs/behaviour.md §26.2; rows name a device by its label, `nv:0`). Summed in SQL: a month of
+ * 8 devices at 30 s is 690,000 rows, which the client must never receive one by one.
  */
 function dailySamples(q: ReportQuery, indexOf: (d: Device) => number): ReportData['samples'] {
   const c = connection(q.db);
   const cols = (c.db.prepare(`SELECT name FROM pragma_table_info('device_samples')`).all() as { name: string }[]).map((r) => r.name);
-  if (!['at', 'kind', 'device_id', 'utilization', 'memory_used'].every((n) => cols.includes(n))) return [];
-  const rows = prepared(q.db, `SELECT (at / ${DAY}) * ${DAY} AS day, kind, device_id, count(*) AS n,
+  if (!['at', 'device', 'utilization', 'memory_used'].every((n) => cols.includes(n))) return [];
+  const rows = prepared(q.db, `SELECT (at / ${DAY}) * ${DAY} AS day, device, count(*) AS n,
       avg(utilization) AS utilization, avg(memory_used) AS memory_used
-    FROM device_samples WHERE at >= @since AND at <= @until GROUP BY day, kind, device_id ORDER BY day`)
-    .all({ since: q.since, until: q.until }) as { day: number; kind: Device['kind']; device_id: number; n: number; utilization: number | null; memory_used: number | null }[];
-  return rows.map((r) => ({
-    day: r.day,
-    device: indexOf({ kind: r.kind, id: r.device_id, name: '', visible: '', npu: null, chip: null }),
-    samples: r.n, utilization: r.utilization, memory_used: r.memory_used,
-  }));
+    FROM device_samples WHERE at >= @since AND at <= @until GROUP BY day, device ORDER BY day, device`)
+    .all({ since: q.since, until: q.until }) as { day: number; device: string; n: number; utilization: number | null; memory_used: number | null }[];
+  const byLabel = new Map(Object.entries(KIND_LABEL).map(([kind, label]) => [label, kind as DeviceKind]));
+  const out: ReportData['samples'] = [];
+  for (const r of rows) {
+    const m = /^([a-z]+):(\d+)$/.exec(r.device);
+    const kind = m ? byLabel.get(m[1]!) : undefined;
+    if (!m || !kind) continue;
+    out.push({
+      day: r.day, device: indexOf({ kind, id: Number(m[2]), name: '', visible: '', npu: null, chip: null }),
+      samples: r.n, utilization: r.utilization, memory_used: r.memory_used,
+    });
+  }
+  return out;
 }

@@ -54,3 +54,23 @@ t.test('the window: jobs not finished before it and submitted before its end; ow
   t.same(alice.jobs.map((j) => j.id), [2, 5, 6], 'a user sees only their own jobs');
   t.ok(alice.jobs.every((j) => j.user === 'alice'));
 });
+
+t.test('device samples, averaged per UTC day and device (the host view only)', async (t) => {
+  const db = storeWith(t, []);
+  const w = new (require('better-sqlite3'))(db) as import('better-sqlite3').Database;
+  const ins = w.prepare(`INSERT INTO device_samples (at, device, status, job, user, utilization, memory_used) VALUES (?, ?, 'allocated', 1, 'alice', ?, ?)`);
+  ins.run(since + 10, 'nv:0', 0.2, 100);
+  ins.run(since + 40, 'nv:0', 0.6, 300);
+  ins.run(since + DAY + 10, 'nv:1', null, null);
+  ins.run(since + 20, 'nv:9', 1, 0); // a device no longer in the inventory
+  ins.run(since - 10, 'nv:0', 1, 0); // before the window
+  w.close();
+  const r = reportData({ db, since, until, uid: undefined, devices: [dev(0), dev(1)] });
+  t.same(r.samples.map((s) => ({ ...s, utilization: s.utilization === null ? null : Math.round(s.utilization * 100) / 100 })), [
+    { day: since, device: 0, samples: 2, utilization: 0.4, memory_used: 200 },
+    { day: since, device: 2, samples: 1, utilization: 1, memory_used: 0 },
+    { day: since + DAY, device: 1, samples: 1, utilization: null, memory_used: null },
+  ]);
+  t.equal(r.devices[2]!.id, 9);
+  t.same(reportData({ db, since, until, uid: 1000, devices: [dev(0), dev(1)] }).samples, [], 'a user\'s report has no host samples');
+});
