@@ -2,10 +2,10 @@ import * as fs from 'node:fs';
 import type { XCommand } from '../command';
 import { single } from '../argv';
 import { CliError, UsageError } from '../errors';
-import { SUBMIT_OPTIONS, buildSubmission, checkJob, currentDir, defaultName, parseSubmitFlags, validateSubmitFlags } from '../submit';
+import { SUBMIT_OPTIONS, buildSubmission, currentDir, defaultName, parseSubmitFlags, validateSubmitFlags } from '../submit';
 import type { Submission } from '@xlurm/protocol';
 import { captureEnv } from '../env';
-import { request } from '../client';
+import { engine } from '../engine';
 
 const BATCH_OPTIONS = {
   ...SUBMIT_OPTIONS,
@@ -60,8 +60,9 @@ const batch: XCommand = {
   builder: (y) => y.options(BATCH_OPTIONS),
   async handler(args) {
     const submission = batchSubmission(args, captureEnv);
-    const job = checkJob(await request('submit', submission));
-    process.stdout.write(`${job.id}\n`);
+    const scriptPath = args.wrap === undefined ? args._[0] : undefined;
+    const id = await engine().submit(submission, { args, options: BATCH_OPTIONS, scriptPath });
+    process.stdout.write(`${id}\n`);
   },
 };
 

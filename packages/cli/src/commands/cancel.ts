@@ -1,10 +1,10 @@
 import type { XCommand } from '../command';
 import { jobId, noExtra } from '../argv';
-import { request } from '../client';
+import { engine } from '../engine';
 import { UsageError } from '../errors';
 
 export async function cancelJob(id: number): Promise<void> {
-  await request('cancel', { id });
+  await engine().cancel(id);
   process.stdout.write(`Cancellation requested for job ${id}\n`);
 }
 

@@ -1,9 +1,10 @@
-import type { DeviceView, PoolView } from '@xlurm/protocol';
+import type { PoolView } from '@xlurm/protocol';
 import type { XCommand } from '../command';
 import { JSON_OPTION } from './json-option';
 import { flag, noExtra } from '../argv';
 import { request } from '../client';
-import { infoTable, poolsText } from '../format/info';
+import { poolsText } from '../format/info';
+import { engine } from '../engine';
 import { writeOut } from '../io';
 
 const INFO_OPTIONS = {
@@ -25,8 +26,8 @@ const info: XCommand = {
       await writeOut(flag(args.json) ? JSON.stringify(pools, null, 2) + '\n' : poolsText(pools));
       return;
     }
-    const views = await request('info', {}) as DeviceView[];
-    await writeOut(flag(args.json) ? JSON.stringify(views, null, 2) + '\n' : infoTable(views));
+    const report = await engine().info();
+    await writeOut(flag(args.json) ? JSON.stringify(report.json, null, 2) + '\n' : report.text);
   },
 };
 

@@ -1,9 +1,8 @@
-import type { Job, JobSummary } from '@xlurm/protocol';
 import type { XCommand } from '../command';
 import { flag, jobId, noExtra, single } from '../argv';
-import { request, stream } from '../client';
+import { engine } from '../engine';
 import { UsageError } from '../errors';
-import { QUEUE_ROWS, jobDetail, queueTable, selectRows } from '../format/queue';
+import { jobDetail, queueTable } from '../format/queue';
 import { writeOut } from '../io';
 import { cancelJob } from './cancel';
 
@@ -13,7 +12,7 @@ export function pretty(value: unknown): string {
 
 /** `xqueue ID --log`: the whole log from offset 0 as raw bytes. */
 export async function printLog(id: number): Promise<void> {
-  await stream('log', { id, offset: 0 }, { onLog: (_offset, bytes) => writeOut(bytes) });
+  await engine().log(id);
 }
 
 const QUEUE_OPTIONS = {
@@ -45,14 +44,12 @@ const queue: XCommand = {
     if (idText !== undefined) {
       const id = jobId(idText, '[JOB_ID]');
       if (flag(args.log)) return printLog(id);
-      const job = await request('get', { id }) as Job;
+      const job = await engine().get(id);
       await writeOut(flag(args.json) ? pretty(job) : jobDetail(job, Math.floor(Date.now() / 1000)));
       return;
     }
     const all = flag(args.all);
-    // The daemon selects the newest rows itself, so the cost does not grow with history;
-    // selectRows applies the same rule again (a no-op on such a reply) and sorts.
-    const rows = selectRows(await request('queue', { all, limit: QUEUE_ROWS }) as JobSummary[], all);
+    const rows = await engine().queue(all);
     await writeOut(flag(args.json) ? pretty(rows) : queueTable(rows, all, undefined, flag(args.long)));
   },
 };

@@ -1,13 +1,10 @@
 import * as fs from 'node:fs';
 import type { Options } from 'yargs';
-import { jobPaths, resolveHome } from '@xlurm/protocol';
 import type { XCommand } from '../command';
-import { CliError, ExitWith, UsageError } from '../errors';
+import { ExitWith, UsageError } from '../errors';
 import { captureEnv } from '../env';
-import { request, stream } from '../client';
-import { Follower } from '../follow';
-import { writeOut, errLine } from '../io';
-import { SUBMIT_OPTIONS, buildSubmission, checkJob, currentDir, defaultName, parseSubmitFlags, validateSubmitFlags } from '../submit';
+import { engine } from '../engine';
+import { SUBMIT_OPTIONS, buildSubmission, currentDir, defaultName, parseSubmitFlags, validateSubmitFlags } from '../submit';
 
 /** Everything xrun sends, from its parsed arguments (no I/O but the environment and cwd). */
 export function runSubmission(args: Record<string, unknown> & { _: string[] }, env: () => Record<string, string>) {
@@ -29,9 +26,6 @@ export const RUN_OPTIONS: Readonly<Record<string, Options>> = {
   immediate: { type: 'boolean', describe: 'Start now or not at all: exit 75 if the job cannot start at once, 69 if it never could' },
 };
 
-/** `--immediate` against a request the host can never hold: no job, exit 69 (docs/behaviour.md §20.5). */
-const EXIT_NEVER_FITS = 69;
-
 /**
  * Does this process run as the account of the daemon behind `home` (its
  * owner: the client verified the socket peer's SO_PEERCRED uid against it)?
@@ -51,31 +45,8 @@ const run: XCommand = {
   builder: (y) => y.options(RUN_OPTIONS),
   async handler(args) {
     const submission = runSubmission(args, captureEnv);
-    const home = resolveHome();
-    const follower = new Follower({
-      request, stream, write: writeOut, status: errLine, now: () => new Date(),
-      logFile: (id) => (runsAsDaemonAccount(home) ? jobPaths(home, id).log : undefined),
-    });
-    const onSignal = () => follower.requestCancel();
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    try {
-      let reply: unknown;
-      try {
-        reply = await request('submit', submission);
-      } catch (e) {
-        if (submission.immediate && e instanceof CliError && e.code === 'INFEASIBLE') {
-          errLine(`xlurm: ${e.message}`);
-          throw new ExitWith(EXIT_NEVER_FITS);
-        }
-        throw e;
-      }
-      const job = checkJob(reply);
-      throw new ExitWith(await follower.follow(job));
-    } finally {
-      process.removeListener('SIGINT', onSignal);
-      process.removeListener('SIGTERM', onSignal);
-    }
+    // The engine follows the job, cancels it on SIGINT/SIGTERM and gives its exit status.
+    throw new ExitWith(await engine().run(submission, { args, options: RUN_OPTIONS }));
   },
 };
 

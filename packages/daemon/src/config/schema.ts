@@ -80,12 +80,29 @@ export const AccountingSection = Type.Object({
   metrics_file: Type.Optional(Type.String({ maxLength: 4096, description: 'absolute path rewritten every sample in the Prometheus text format (node_exporter textfile collector); "" for none' })),
 }, { additionalProperties: false });
 
+/**
+ * Client mode (docs/behaviour.md §27.1): read by the clients themselves (packages/cli's
+ * engine/cluster.ts, a small reader of just this table); the daemon ignores it. Kept
+ * here so the file is judged as a whole by one schema (`xlurm config check`).
+ */
+export const ClusterSection = Type.Object({
+  engine: Type.Optional(Type.Union([Type.Literal(''), Type.Literal('slurm')], {
+    description: '"" (this host\'s daemon, default) or "slurm" (the user commands drive Slurm)',
+    problem: "invalid engine '%s': use \"\" or \"slurm\"",
+  })),
+  partition: Type.Optional(Type.String({ description: 'Slurm partition for every job; "" = the cluster\'s default' })),
+  gres: Type.Optional(Type.Object(Object.fromEntries(KINDS.map((k) => [KIND_LABEL[k], Type.Optional(Type.String({
+    pattern: '^[A-Za-z][A-Za-z0-9_]*$', description: `GRES name of ${k} devices`,
+  }))])), { additionalProperties: false, description: 'GRES name per vendor label; default { nv = "gpu" }' })),
+}, { additionalProperties: false });
+
 export const ConfigSchema = Type.Object({
   daemon: Type.Optional(DaemonSection),
   devices: Type.Optional(DevicesSection),
   limits: Type.Optional(LimitsSection),
   scheduler: Type.Optional(SchedulerSection),
   accounting: Type.Optional(AccountingSection),
+  cluster: Type.Optional(ClusterSection),
 }, { additionalProperties: false });
 
 export type ConfigFile = Static<typeof ConfigSchema>;

@@ -1,0 +1,69 @@
+/**
+ * The engine behind the user commands (docs/behaviour.md §27.1): this host's
+ * daemon (`local`) or a Slurm cluster (`slurm`), chosen by the clients'
+ * `[cluster] engine`. xrun, xbatch, xqueue, xcancel and xinfo build what they
+ * ask for (the same parsing and checks either way) and hand it to the engine;
+ * none of them branches on which engine it is. Each implementation loads only
+ * when chosen, so a local command never loads the Slurm code and the other way
+ * round.
+ */
+import type { Job, JobSummary, Submission } from '@xlurm/protocol';
+import type { Options } from 'yargs';
+import { readCluster } from './cluster';
+
+/** What a submitting command was given, beside the Submission it built. */
+export interface SubmitContext {
+  /** The parsed arguments (for options an engine passes on one by one). */
+  args: Record<string, unknown> & { _: string[] };
+  /** The command's option table: every name an engine must either map or refuse. */
+  options: Readonly<Record<string, Options>>;
+  /** xbatch: the script's path as given (the Submission carries its text); undefined with --wrap and for xrun. */
+  scriptPath?: string;
+}
+
+/** What xinfo prints. */
+export interface InfoReport {
+  /** For --json. */
+  json: unknown;
+  /** The table. */
+  text: string;
+}
+
+export interface Engine {
+  readonly name: 'local' | 'slurm';
+  /** xbatch: queue the job; resolves to its id. */
+  submit(s: Submission, ctx: SubmitContext): Promise<number>;
+  /** xrun: run the job in the foreground, its output streamed; resolves to the exit status (Ctrl-C/SIGTERM cancel it). */
+  run(s: Submission, ctx: SubmitContext): Promise<number>;
+  /** xqueue's rows (active jobs; with `all`, the newest finished ones too). */
+  queue(all: boolean): Promise<JobSummary[]>;
+  /** One job in full. */
+  get(id: number): Promise<Job>;
+  /** Ask for its cancellation. */
+  cancel(id: number): Promise<void>;
+  /** Write the job's whole output so far to stdout. */
+  log(id: number): Promise<void>;
+  /** Stream the job's output until it ends; resolves to its exit status. */
+  follow(id: number): Promise<number>;
+  /** xinfo: the devices (local) or the nodes and their GRES (Slurm). */
+  info(): Promise<InfoReport>;
+}
+
+let chosen: Engine | undefined;
+
+/** The engine the clients' configuration file names (read once per process). */
+export function engine(env: NodeJS.ProcessEnv = process.env): Engine {
+  if (chosen) return chosen;
+  const cluster = readCluster(env);
+  if (cluster.engine === 'slurm') {
+    const { SlurmEngine } = require('./slurm') as typeof import('./slurm');
+    chosen = new SlurmEngine(cluster);
+  } else {
+    const { LocalEngine } = require('./local') as typeof import('./local');
+    chosen = new LocalEngine();
+  }
+  return chosen;
+}
+
+/** Forget the chosen engine (tests that change the environment). */
+export function resetEngine(): void { chosen = undefined; }

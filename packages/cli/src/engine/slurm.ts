@@ -1,0 +1,209 @@
+/**
+ * The Slurm engine (docs/behaviour.md §27.1): the user commands run Slurm's
+ * own (sbatch, srun, squeue, sacct, scancel, scontrol, sinfo) with our
+ * options translated (slurm-map.ts) and their answers mapped to our rows,
+ * states and tables. Identity, permissions and accounting are Slurm's.
+ */
+import * as fs from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import type { Job, JobSummary, Submission } from '@xlurm/protocol';
+import { CliError } from '../errors';
+import { writeOut } from '../io';
+import { QUEUE_ROWS, selectRows } from '../format/queue';
+import { renderTable } from '../format/table';
+import { sleep } from '../sleep';
+import type { ClusterConfig } from './cluster';
+import type { Engine, InfoReport, SubmitContext } from './index';
+import { jobOf, slurmOptions, summaryOf, type SlurmJob } from './slurm-map';
+
+interface Ran { code: number | null; stdout: string; stderr: string }
+
+/** Run a Slurm command to its end (its output captured). */
+function slurm(cmd: string, args: string[], opts: { input?: string } = {}): Ran {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 30, input: opts.input, stdio: ['pipe', 'pipe', 'pipe'] });
+  if (r.error) {
+    const code = (r.error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new CliError(`cannot run ${cmd}: not found (is Slurm's client installed and on PATH?)`);
+    throw new CliError(`cannot run ${cmd}: ${r.error.message}`);
+  }
+  return { code: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+/** Slurm's own words for a failed command, without its `cmd: error: ` prefix. */
+function failure(cmd: string, r: Ran): CliError {
+  const text = r.stderr.trim().split('\n').filter((l) => l.trim()).pop() ?? `exit status ${r.code}`;
+  return new CliError(`${cmd}: ${text.replace(new RegExp(`^${cmd}: (error: )?`), '')}`);
+}
+
+const NOT_FOUND = /Invalid job id|Invalid job id specified|not found/i;
+
+function parseJobs(r: Ran, cmd: string): SlurmJob[] {
+  try {
+    return (JSON.parse(r.stdout) as { jobs?: SlurmJob[] }).jobs ?? [];
+  } catch {
+    throw new CliError(`${cmd}: unexpected output (not JSON)`);
+  }
+}
+
+export class SlurmEngine implements Engine {
+  readonly name = 'slurm' as const;
+
+  constructor(private readonly cluster: ClusterConfig) {}
+
+  async submit(s: Submission, ctx: SubmitContext): Promise<number> {
+    const args = ['--parsable', ...slurmOptions(s, ctx, this.cluster)];
+    if (ctx.scriptPath !== undefined) args.push(ctx.scriptPath, ...s.command);
+    else args.push(`--wrap=${s.command[2] ?? s.command.join(' ')}`);
+    const r = slurm('sbatch', args);
+    if (r.code !== 0) throw failure('sbatch', r);
+    // --parsable: `ID` or `ID;cluster`
+    const id = Number(r.stdout.trim().split(';')[0]);
+    if (!Number.isInteger(id) || id <= 0) throw new CliError('sbatch: unexpected output');
+    return id;
+  }
+
+  run(s: Submission, ctx: SubmitContext): Promise<number> {
+    // --quit-on-interrupt: one Ctrl-C ends the step (and with it the job srun allocated),
+    // as one Ctrl-C cancels a local xrun.
+    const args = [...slurmOptions(s, ctx, this.cluster), '--quit-on-interrupt', '--', ...s.command];
+    return new Promise((resolve, reject) => {
+      const child = spawn('srun', args, { stdio: 'inherit' });
+      // A Ctrl-C at the terminal reaches srun itself (same process group); a signal sent to
+      // this process alone is passed on. Either way srun decides the exit status.
+      const forward = (sig: NodeJS.Signals) => () => { try { child.kill(sig === 'SIGTERM' ? 'SIGINT' : sig); } catch { /* gone */ } };
+      const onInt = forward('SIGINT');
+      const onTerm = forward('SIGTERM');
+      process.on('SIGINT', onInt);
+      process.on('SIGTERM', onTerm);
+      const done = () => { process.removeListener('SIGINT', onInt); process.removeListener('SIGTERM', onTerm); };
+      child.on('error', (e) => {
+        done();
+        const code = (e as NodeJS.ErrnoException).code;
+        reject(new CliError(code === 'ENOENT' ? 'cannot run srun: not found (is Slurm\'s client installed and on PATH?)' : `cannot run srun: ${e.message}`));
+      });
+      child.on('close', (code, signal) => {
+        done();
+        if (signal) {
+          const { constants } = require('node:os') as typeof import('node:os');
+          resolve(128 + ((constants.signals as Record<string, number>)[signal] ?? 1));
+        } else resolve(code ?? 1);
+      });
+    });
+  }
+
+  async queue(all: boolean): Promise<JobSummary[]> {
+    const r = slurm('squeue', ['--json', ...(all ? ['--states=all'] : [])]);
+    if (r.code !== 0) throw failure('squeue', r);
+    const rows = new Map<number, JobSummary>();
+    for (const j of parseJobs(r, 'squeue')) rows.set(j.job_id, summaryOf(j, this.cluster));
+    if (all) {
+      // Jobs the controller has forgotten are in the accounting database, where there is one.
+      const acct = slurm('sacct', ['--json', '--allusers', '--starttime=now-7days']);
+      if (acct.code === 0) {
+        for (const j of parseJobs(acct, 'sacct')) if (!rows.has(j.job_id)) rows.set(j.job_id, summaryOf(j, this.cluster));
+      }
+    }
+    return selectRows([...rows.values()].sort((a, b) => a.id - b.id), all, QUEUE_ROWS);
+  }
+
+  async get(id: number): Promise<Job> {
+    return jobOf(this.record(id), this.cluster);
+  }
+
+  private record(id: number): SlurmJob {
+    const r = slurm('squeue', ['--json', '--states=all', `--jobs=${id}`]);
+    if (r.code === 0) {
+      const j = parseJobs(r, 'squeue').find((x) => x.job_id === id);
+      if (j) return j;
+    } else if (!NOT_FOUND.test(r.stderr)) throw failure('squeue', r);
+    const acct = slurm('sacct', ['--json', `--jobs=${id}`]);
+    if (acct.code === 0) {
+      const j = parseJobs(acct, 'sacct').find((x) => x.job_id === id);
+      if (j) return j;
+    }
+    throw new CliError('job not found');
+  }
+
+  async cancel(id: number): Promise<void> {
+    // scancel says nothing and exits 0 for an id the controller does not know: ask squeue first.
+    const known = slurm('squeue', ['-h', '--states=all', `--jobs=${id}`, '-o', '%i']);
+    if (known.code !== 0 || known.stdout.trim() === '') {
+      if (known.code === 0 || NOT_FOUND.test(known.stderr)) throw new CliError('job not found');
+      throw failure('squeue', known);
+    }
+    const r = slurm('scancel', [String(id)]);
+    if (r.code !== 0) throw NOT_FOUND.test(r.stderr) ? new CliError('job not found') : failure('scancel', r);
+  }
+
+  /** The job's output file, as the controller resolved it. */
+  private outputFile(id: number): string {
+    const r = slurm('scontrol', ['show', 'job', String(id)]);
+    if (r.code !== 0) throw NOT_FOUND.test(r.stderr) ? new CliError('job not found') : failure('scontrol', r);
+    const m = /\bStdOut=(\S+)/.exec(r.stdout);
+    if (!m) throw new CliError(`no output file for job ${id}`);
+    return m[1]!;
+  }
+
+  async log(id: number): Promise<void> {
+    const file = this.outputFile(id);
+    let data: Buffer;
+    try {
+      data = fs.readFileSync(file);
+    } catch (e) {
+      // Not written yet (a pending job): nothing so far.
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw new CliError(`cannot read ${file}: ${(e as Error).message}`);
+    }
+    await writeOut(data);
+  }
+
+  async follow(id: number): Promise<number> {
+    const file = this.outputFile(id);
+    let offset = 0;
+    const drain = async () => {
+      let fd: number;
+      try { fd = fs.openSync(file, 'r'); } catch { return; }
+      try {
+        const buf = Buffer.alloc(1 << 16);
+        for (;;) {
+          const n = fs.readSync(fd, buf, 0, buf.length, offset);
+          if (n <= 0) break;
+          offset += n;
+          await writeOut(Buffer.from(buf.subarray(0, n)));
+        }
+      } finally { fs.closeSync(fd); }
+    };
+    for (;;) {
+      await drain();
+      const job = await this.get(id);
+      if (job.result) {
+        await drain();
+        return job.result.exit_code;
+      }
+      await sleep(250);
+    }
+  }
+
+  async info(): Promise<InfoReport> {
+    const r = slurm('sinfo', ['--json']);
+    if (r.code !== 0) throw failure('sinfo', r);
+    let nodes: Array<Record<string, unknown>>;
+    try {
+      nodes = ((JSON.parse(r.stdout) as { nodes?: Array<Record<string, unknown>> }).nodes) ?? [];
+    } catch {
+      throw new CliError('sinfo: unexpected output (not JSON)');
+    }
+    const views = nodes.map((n) => ({
+      node: String(n.name ?? n.hostname ?? ''),
+      state: String(Array.isArray(n.state) ? n.state.join('+') : n.state ?? '').toLowerCase(),
+      cpus: Number(n.cpus ?? 0),
+      alloc_cpus: Number(n.alloc_cpus ?? 0),
+      gres: String(n.gres ?? ''),
+      gres_used: String(n.gres_used ?? ''),
+      partitions: Array.isArray(n.partitions) ? n.partitions.map(String) : [],
+    }));
+    const text = renderTable(['NODE', 'STATE', 'CPUS', 'GRES', 'GRES-USED'],
+      views.map((v) => [v.node, v.state, `${v.alloc_cpus}/${v.cpus}`, v.gres || '-', v.gres_used || '-']));
+    return { json: views, text };
+  }
+}
