@@ -92,13 +92,6 @@ export function nodesOf(raws: readonly RawDevice[], devices: readonly Device[], 
   return out;
 }
 
-/** Utilisation (as a ratio) and memory in use where the row reports them, for samples (docs/behaviour.md §26.2). */
-export function withReadings(r: ProbeResult, row: ProbeRow | undefined): ProbeResult {
-  if (typeof row?.utilization === 'number') r.utilization = row.utilization / 100;
-  if (typeof row?.memory_used === 'number') r.memoryUsed = row.memory_used;
-  return r;
-}
-
 function defaultDevice(kind: DeviceKind, raw: RawDevice): Device {
   return { kind, id: raw.id, name: raw.name, visible: raw.uuid, npu: raw.npu, chip: raw.chip };
 }
@@ -128,7 +121,7 @@ export class NativeBackend implements Backend {
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const id of ids) {
       const d = this.devices.find((x) => x.id === id);
-      out.set(id, d ? withReadings(this.statusOf(d, byId.get(id)), byId.get(id)) : { status: 'unknown', error: `device ${id} was not discovered` });
+      out.set(id, d ? this.statusOf(d, byId.get(id)) : { status: 'unknown', error: `device ${id} was not discovered` });
     }
     return out;
   }
