@@ -5,6 +5,7 @@ import type { DeviceKind, Job, JobRequest, Submission } from '@xlurm/protocol';
 import { KIND_NAMES, checkRequest, durationError, durationSeconds, parseKind, sizeBytes, sizeError, timeLimitSeconds } from '@xlurm/protocol';
 import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
 import { CliError, UsageError, osErrorText } from './errors';
+import { WORKFLOW_OPTIONS, parseWorkflowFlags, workflowFields, type WorkflowFlags } from './workflow-flags';
 
 export const SUBMIT_OPTIONS: Readonly<Record<string, Options>> = {
   gpus: { alias: ['g', 'devices'], type: 'string', describe: 'Number of devices; 0 = CPU-only job [default: 1]' },
@@ -18,6 +19,7 @@ export const SUBMIT_OPTIONS: Readonly<Record<string, Options>> = {
   'ignore-group-affinity': { type: 'boolean', describe: 'Any free devices, regardless of device groups (first fit)' },
   cpus: { alias: 'c', type: 'string', describe: "Host CPUs for the job, enforced by its cgroup [default: the host's default_cpus]" },
   mem: { type: 'string', describe: "Host memory for the job: a number with K, M, G or T (a bare number is MiB), enforced by its cgroup [default: the host's default_memory]" },
+  ...WORKFLOW_OPTIONS,
 };
 
 /** The options as typed values (parse errors are usage errors, exit 2). */
@@ -35,6 +37,8 @@ export interface SubmitFlags {
   /** `-c/--cpus` and `--mem` (bytes); absent: the host's defaults (docs/behaviour.md §24.1). */
   cpus?: number;
   mem?: number;
+  /** `-d`, `--begin`, `--retry`, `--hold` (docs/behaviour.md §23.1, §23.3-§23.5). */
+  workflow?: WorkflowFlags;
 }
 
 export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
@@ -69,6 +73,7 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
     ...(groupAffinity ? { groupAffinity } : {}),
     ...(cpus !== undefined ? { cpus: parseUnsigned(present(cpus, '--cpus <N>'), '--cpus <N>', U32_MAX) } : {}),
     ...(mem !== undefined ? { mem: parseMem(present(mem, '--mem <SIZE>')) } : {}),
+    workflow: parseWorkflowFlags(args),
   };
 }
 
@@ -137,6 +142,7 @@ export function buildSubmission(p: SubmissionParts): Submission {
   if (p.flags.groupAffinity) s.group_affinity = p.flags.groupAffinity;
   if (p.flags.cpus !== undefined) s.cpus = p.flags.cpus;
   if (p.flags.mem !== undefined) s.mem = p.flags.mem;
+  if (p.flags.workflow) Object.assign(s, workflowFields(p.flags.workflow));
   return s;
 }
 

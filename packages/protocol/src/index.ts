@@ -11,6 +11,8 @@ export * from './kinds';
 export * from './duration';
 export * from './size';
 export * from './request';
+export * from './dependency';
+export * from './begin-time';
 export type * from './messages';
 export type {
   DeviceKind, JobState, TerminalState, Device, Owner, Submission, Outcome, Job, JobSummary, Reason, ReasonCode,

@@ -75,6 +75,11 @@ export const Submission = Type.Object({
   }))),
   cpus: Type.Optional(Type.Integer({ minimum: 0, maximum: 0xffffffff, description: "-c/--cpus: host CPUs for the job; 0 or omitted: none asked (in the stored job: the effective value, after the host's default_cpus)" })),
   mem: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "--mem: host memory in bytes; 0 or omitted: none asked (in the stored job: the effective value, after the host's default_memory)" })),
+  // Workflows (docs/behaviour.md §23.1, §23.3-§23.5).
+  dependency: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 65536, description: '-d/--dependency: the list as submitted (afterok:ID[:ID…], afterany, afternotok, after, singleton; joined by ,); null or omitted: none' }))),
+  begin_at: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: '--begin: unix seconds before which it does not start; null or omitted: at once' }))),
+  hold: Type.Optional(Type.Boolean({ description: 'xbatch --hold: held until released (in the stored job: held now, as xlurm hold and release leave it)' })),
+  retry: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: '--retry: how many times a FAILED run goes back to the queue; omitted: 0' })),
 }, { additionalProperties: false });
 export type Submission = Static<typeof Submission>;
 
@@ -119,6 +124,9 @@ export const Job = Type.Object({
   queue_timeout: Type.Optional(Nullable(Type.Integer({ description: 'seconds it may stay PENDING (docs/behaviour.md §21.6); null: unlimited. Always sent by this daemon' }))),
   cpus: Type.Optional(Type.Integer({ description: 'host CPUs it asked for (docs/behaviour.md §24.1); 0: none. Always sent by this daemon' })),
   mem: Type.Optional(Type.Integer({ description: 'host memory it asked for, in bytes; 0: none. Always sent by this daemon' })),
+  attempt: Type.Optional(Type.Integer({ minimum: 1, description: 'which run this is, from 1 (--retry, docs/behaviour.md §23.5). Always sent by this daemon' })),
+  dependency: Type.Optional(Nullable(Type.String({ description: 'the -d list as submitted; null: none. Always sent by this daemon' }))),
+  begin_at: Type.Optional(Nullable(UnixSeconds)),
 }, { additionalProperties: false });
 export type Job = Static<typeof Job>;
 
@@ -270,6 +278,17 @@ export const ReportData = Type.Object({
 export type ReportData = Static<typeof ReportData>;
 
 const Empty = Type.Object({}, { additionalProperties: false });
+/** `xlurm hold` / `release`: every id is checked before any changes (docs/behaviour.md §23.3). */
+const JobIds = Type.Object({ ids: Type.Array(JobId, { minItems: 1, maxItems: 4096 }) }, { additionalProperties: false });
+/** `xlurm update`: only the keys given change. */
+export const JobUpdate = Type.Object({
+  id: JobId,
+  time_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  queue_timeout: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  name: Type.Optional(Type.String({ maxLength: 4096 })),
+  begin_at: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'null: at once' }))),
+}, { additionalProperties: false });
+export type JobUpdate = Static<typeof JobUpdate>;
 const ById = Type.Object({ id: JobId }, { additionalProperties: false });
 const DeviceIds = Type.Object({
   ids: Type.Array(Type.Integer({ minimum: 0, maximum: 0xffffffff }), { minItems: 1, maxItems: 4096 }),
@@ -387,6 +406,10 @@ export const Ops = {
     }, { additionalProperties: false }),
     doc: 're-read the configuration file and apply it to later decisions (administrator)',
   },
+  // Workflows (docs/behaviour.md §23.3).
+  hold: { req: JobIds, res: Empty, doc: 'hold pending jobs (owner or root): they do not start until released' },
+  release: { req: JobIds, res: Empty, doc: 'release held jobs (owner or root)' },
+  update: { req: JobUpdate, res: Job, doc: "change a pending job's time limit, queue-wait timeout, name or begin time (owner or root)" },
   // Accounting and observability (docs/behaviour.md §26.1, §26.3, §26.5).
   stats: { req: StatsArgs, res: StatsView, doc: 'usage statistics from the store: your own rows (root: every user and the host)' },
   metrics: { req: Empty, res: Type.Object({ text: Type.String({ description: 'the Prometheus text exposition' }) }, { additionalProperties: false }), doc: 'the metrics text that metrics_file holds (any user)' },

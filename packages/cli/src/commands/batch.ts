@@ -6,10 +6,12 @@ import { SUBMIT_OPTIONS, buildSubmission, currentDir, defaultName, parseSubmitFl
 import type { Submission } from '@xlurm/protocol';
 import { captureEnv } from '../env';
 import { engine } from '../engine';
+import { HOLD_OPTION } from '../workflow-flags';
 
 const BATCH_OPTIONS = {
   ...SUBMIT_OPTIONS,
   wrap: { type: 'string', describe: 'Run CMD with `bash -c` instead of a script' },
+  ...HOLD_OPTION,
 } as const;
 
 const strict = new TextDecoder('utf-8', { fatal: true });

@@ -27,6 +27,9 @@ export const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: L
   [['queue', 'xqueue'], () => load(require('./queue'))],
   [['cancel', 'xcancel'], () => load(require('./cancel'))],
   [['info', 'xinfo'], () => load(require('./info'))],
+  [['hold'], () => load(require('./hold'))],
+  [['release'], () => load(require('./release'))],
+  [['update'], () => load(require('./update'))],
   [['report'], () => load(require('./report'))],
 ];
 

@@ -133,6 +133,8 @@ export function jobDetail(job: Job, now: number): string {
     lines.push(`Exit code: ${job.result.exit_code}`);
     if (job.result.error !== null && job.result.error !== undefined) lines.push(`Error: ${job.result.error}`);
   }
+  // A job that may be retried: which run this is (docs/behaviour.md §23.5).
+  if (job.spec.retry) lines.push(`Attempt: ${job.attempt ?? 1} of ${job.spec.retry + 1}`);
   // Last, so the core's lines keep their positions (docs/behaviour.md §20.4).
   if (job.state === 'PENDING' && job.reason) lines.push(`Reason: ${reasonText(job.reason)}`);
   return lines.map((l) => l + '\n').join('');

@@ -19,5 +19,7 @@ import { report } from './report';
 import { stats } from './stats';
 import { metrics } from './metrics';
 import { monitor } from './monitor';
+import { hold, release } from './hold';
+import { update } from './update';
 
-export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, pools, report, status, stop, restart, exclude, include, config, reload, stats, metrics, monitor };
+export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, pools, report, status, stop, restart, exclude, include, config, reload, stats, metrics, monitor, hold, release, update };

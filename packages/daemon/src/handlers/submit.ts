@@ -4,6 +4,7 @@ import type { Submission } from '@xlurm/protocol';
 import { XlurmError, checkRequest, requestOf } from '@xlurm/protocol';
 import { checkPlaceable } from '../scheduler/place';
 import { accountFor } from '../accounts';
+import { checkWorkflow } from '../workflow';
 import type { Handler } from './types';
 
 function invalid(msg: string): never { throw new XlurmError('INVALID_ARGUMENT', msg); }
@@ -46,9 +47,16 @@ export const submit = (({ core, caller }, spec) => {
     ...(spec.group_affinity ? { group_affinity: spec.group_affinity } : {}),
     ...(spec.cpus !== undefined ? { cpus: spec.cpus } : {}),
     ...(spec.mem !== undefined ? { mem: spec.mem } : {}),
+    // Workflows (docs/behaviour.md §23.1, §23.3-§23.5).
+    ...(spec.dependency != null ? { dependency: spec.dependency } : {}),
+    ...(spec.begin_at != null ? { begin_at: spec.begin_at } : {}),
+    ...(spec.hold ? { hold: true } : {}),
+    ...(spec.retry ? { retry: spec.retry } : {}),
   };
   const unplaceable = checkPlaceable(request, core.devices.inventory, (d) => core.devices.isEnabled(d), core.topology());
   if (unplaceable) throw new XlurmError(unplaceable.code, unplaceable.message);
+  const flow = checkWorkflow(spec, (id) => core.current(id) !== undefined);
+  if (flow) invalid(flow);
   // Acknowledged only once committed (group commit with the other submits of this turn).
   return core.submit({ uid: caller.uid, gid: caller.gid, name: account.name }, normalized);
 }) satisfies Handler<'submit'>;

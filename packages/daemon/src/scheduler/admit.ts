@@ -22,10 +22,16 @@ export interface AdmitState {
   sizeLimits?: ReadonlyMap<number, number>;
   /** RUNNING jobs per device count (only counts that have a limit need be here), with this pass's starts. */
   runningBySize?: Map<number, number>;
+  /**
+   * Jobs that may not start whatever the host has free: held, before their
+   * begin time, or waiting for a dependency (docs/behaviour.md §23.1-§23.4),
+   * with that reason. Kept by the daemon's workflow gates (workflow.ts).
+   */
+  waits?: ReadonlyMap<number, Reason>;
 }
 
 /** Codes of admit. */
-export type AdmitCode = 'MaxRunning' | 'SizeLimit';
+export type AdmitCode = 'MaxRunning' | 'SizeLimit' | 'Held' | 'Dependency' | 'BeginTime';
 
 /** Why no job at all may start now (the pass then considers no further job), or null. */
 export function admitNone(s: AdmitState): AdmitCode | null {
@@ -34,6 +40,8 @@ export function admitNone(s: AdmitState): AdmitCode | null {
 
 /** Why this job may not start now although others may, or null. */
 export function admit(job: PendingJob, s: AdmitState): AdmitCode | null {
+  const wait = s.waits?.get(job.id);
+  if (wait) return wait.code as AdmitCode;
   const limit = s.sizeLimits?.get(job.count);
   if (limit !== undefined && (s.runningBySize?.get(job.count) ?? 0) >= limit) return 'SizeLimit';
   return null;
@@ -56,6 +64,8 @@ const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
  */
 export function explainAdmit(code: AdmitCode, s: AdmitState, job?: PendingJob): Reason {
   switch (code) {
+    case 'Held': case 'Dependency': case 'BeginTime':
+      return s.waits?.get(job?.id ?? 0) ?? { code, message: '' };
     case 'MaxRunning': {
       const kept = s.kept ?? 0;
       const why = kept ? `limit ${s.maxRunning}, ${plural(kept, 'slot')} kept for reserving jobs` : `limit ${s.maxRunning}`;

@@ -67,6 +67,8 @@ export interface SchedulerInput {
   holds?: ReadonlyMap<string, Hold>;
   /** `reserve`: the time (Unix seconds), for backfill and the expected ends of this pass's starts. */
   now?: number;
+  /** Held, not yet begun, or waiting for a dependency: never started, with this reason (admit.ts). */
+  waits?: ReadonlyMap<number, Reason>;
 }
 
 export interface Pass {
@@ -87,6 +89,7 @@ const NO_BLOCKS: ReadonlyMap<string, DeviceBlock> = new Map();
 export function schedule(input: SchedulerInput): Pass {
   const decisions: Decision[] = [];
   const state: AdmitState = { running: input.running, maxRunning: input.maxRunning };
+  if (input.waits) state.waits = input.waits; // live: a reason read later sees the gates as they are then
   if (input.sizeLimits?.size) {
     state.sizeLimits = input.sizeLimits;
     state.runningBySize = new Map(input.runningBySize ?? []);
@@ -231,6 +234,9 @@ function reasons(
       // Waits for the held devices it reserved: explained without reservations.
       return explainPlace(job, situation('')) ?? { code: 'Resources', message: describeReservation(reserver.get(job.id)!) };
     }
+    // A job's own wait (held, begin time, dependency) says more than the host's state.
+    const own = end.waits?.get(job.id);
+    if (own) return own;
     const code = admitNone(end) ?? admit(job, end);
     if (code) {
       const ck = code === 'SizeLimit' ? `${code}|${job.count}` : code;

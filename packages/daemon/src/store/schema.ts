@@ -168,6 +168,11 @@ export const MIGRATIONS: readonly string[] = [
      SELECT 'wait_sum', '', total(started_at - submitted_at) FROM jobs WHERE started_at IS NOT NULL;
    INSERT INTO metric_totals(name, label, value)
      SELECT 'wait_count', '', count(*) FROM jobs WHERE started_at IS NOT NULL;`,
+  // Workflows (docs/behaviour.md §23.3, §23.5): which run of a retried job
+  // this is, and since when it waits in the queue (released from a hold, or
+  // back for a retry); NULL: since its submission.
+  `ALTER TABLE jobs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
+   ALTER TABLE jobs ADD COLUMN queued_at INTEGER;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

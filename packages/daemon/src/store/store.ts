@@ -26,10 +26,14 @@ interface Row {
   devices: string; submitted_at: number; started_at: number | null; finished_at: number | null;
   exit_code: number | null; error: string | null;
   cpus: number; mem: number; peak_memory: number | null; cpu_seconds: number | null;
+  attempt: number; queued_at: number | null;
 }
 
 /** A job as the daemon keeps it: the wire Job (plus whatever bookkeeping the daemon alone needs). */
-export interface StoredJob extends Job {}
+export interface StoredJob extends Job {
+  /** Since when it waits in the queue (released from a hold, back for a retry); absent: since submission (docs/behaviour.md §23.3). */
+  queued_at?: number;
+}
 
 function owner(r: Row): Owner { return { uid: r.owner_uid, gid: r.owner_gid, name: r.owner_name }; }
 
@@ -53,6 +57,8 @@ export function rowToJob(r: Row): StoredJob {
     started_at: r.started_at,
     result: outcome(r),
     reason: null, // a pending job's comes from the scheduling pass (PendingJobs), never from disk
+    attempt: r.attempt,
+    ...(r.queued_at !== null ? { queued_at: r.queued_at } : {}),
   };
 }
 
@@ -82,6 +88,7 @@ export function toWireJob(j: StoredJob): Job {
     submitted_at: j.submitted_at, started_at: j.started_at, result: j.result, reason: j.reason,
     queue_timeout: j.spec.queue_timeout ?? null,
     cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0,
+    attempt: j.attempt ?? 1, dependency: j.spec.dependency ?? null, begin_at: j.spec.begin_at ?? null,
   };
 }
 
@@ -371,7 +378,7 @@ export class Store {
       }
       throw storageError(e);
     }
-    return { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, reason: null };
+    return { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, reason: null, attempt: 1 };
   }
 
   get(id: number): StoredJob | undefined {
@@ -405,13 +412,14 @@ export class Store {
     this.commit();
   }
 
-  /** Commit a terminal outcome (and whatever else is open) now; false if the job was already terminal. */
-  finish(id: number, o: Outcome): boolean {
+  /** Commit a terminal outcome (and whatever else is open) now (or with the open transaction); false if the job was already terminal. */
+  finish(id: number, o: Outcome, commitNow = true): boolean {
     let changed: boolean;
     try {
       changed = this.write(() => this.stmts.finish.run(o.state, o.exit_code, o.finished_at, o.error, o.peak_memory ?? null, o.cpu_seconds ?? null, id).changes === 1);
     } catch (e) { throw storageError(e); }
-    this.commit();
+    // Not now: a dependency cascade writes its cancellations first, all in one commit.
+    if (commitNow) this.commit();
     return changed;
   }
 
@@ -440,6 +448,35 @@ export class Store {
   }
 
   runningIds(): number[] { return (this.stmts.running.all() as { id: number }[]).map((r) => r.id); }
+
+  // --- Workflows (docs/behaviour.md §23.3, §23.5) ---
+  private workflowStmts: { spec: Database.Statement; requeue: Database.Statement; queuedAt: Database.Statement } | undefined;
+  private get wf() {
+    return this.workflowStmts ??= {
+      spec: this.db.prepare(`UPDATE jobs SET spec = ?, name = ? WHERE id = ? AND state IN ('PENDING', 'RUNNING')`),
+      requeue: this.db.prepare(`UPDATE jobs SET state = 'PENDING', devices = '[]', started_at = NULL, attempt = ?, queued_at = ?
+                                WHERE id = ? AND state = 'RUNNING'`),
+      queuedAt: this.db.prepare('UPDATE jobs SET queued_at = ? WHERE id = ?'),
+    };
+  }
+
+  /** A changed spec (hold, release, update) of an active job, in the open transaction; `queuedAt` restarts its queue wait. */
+  updateSpec(id: number, spec: Submission, queuedAt?: number): void {
+    try {
+      this.write(() => {
+        if (this.wf.spec.run(JSON.stringify(spec), spec.name, id).changes !== 1) throw new Error(`job ${id} is not active`);
+        if (queuedAt !== undefined) this.wf.queuedAt.run(queuedAt, id);
+      });
+    } catch (e) { throw storageError(e); }
+  }
+
+  /** RUNNING → PENDING for another attempt (a retried failure), in the open transaction. */
+  requeue(id: number, attempt: number, queuedAt: number): void {
+    try {
+      const r = this.write(() => this.wf.requeue.run(attempt, queuedAt, id));
+      if (r.changes !== 1) throw new Error(`job ${id} is not running`);
+    } catch (e) { throw storageError(e); }
+  }
 
   counts(): Record<string, number> {
     const out: Record<string, number> = {};

@@ -1,0 +1,55 @@
+import type { XCommand } from '../command';
+import type { OpArgs } from '@xlurm/protocol';
+import { durationError, durationSeconds, timeLimitSeconds } from '@xlurm/protocol';
+import { jobId, noExtra, present, single } from '../argv';
+import { request } from '../client';
+import { UsageError } from '../errors';
+import { parseBegin } from '../workflow-flags';
+
+const UPDATE_OPTIONS = {
+  'time-limit': { alias: 't', type: 'string', describe: 'New wall-clock limit (as for xbatch -t); not above the host maximum' },
+  timeout: { type: 'string', describe: 'New queue-wait timeout, counted from submission (seconds, or a number with s, m, h or d)' },
+  name: { alias: 'n', type: 'string', describe: 'New job name' },
+  begin: { type: 'string', describe: 'New begin time: now, now+DURATION, HH:MM or YYYY-MM-DDTHH:MM[:SS] (local time)' },
+} as const;
+
+/** The changes the options ask for (usage errors, exit 2, as xbatch's). */
+export function updateArgs(args: Record<string, unknown> & { _: string[] }): OpArgs<'update'> {
+  noExtra(args as never, 1);
+  if (args._[0] === undefined) throw new UsageError('the following required arguments were not provided:\n  <JOB_ID>');
+  const u: OpArgs<'update'> = { id: jobId(args._[0], '<JOB_ID>') };
+  const limit = single(args['time-limit'], '--time-limit <TIME>');
+  if (limit !== undefined) {
+    const secs = timeLimitSeconds(present(limit, '--time-limit <TIME>'));
+    if (secs === null) throw new UsageError(durationError(limit));
+    if (secs === 0) throw new UsageError('time-limit must be positive');
+    u.time_limit = secs;
+  }
+  const timeout = single(args.timeout, '--timeout <DURATION>');
+  if (timeout !== undefined) {
+    const secs = durationSeconds(present(timeout, '--timeout <DURATION>'));
+    if (secs === null || secs === 0) throw new UsageError(durationError(timeout));
+    u.queue_timeout = secs;
+  }
+  const name = single(args.name, '--name <NAME>');
+  if (name !== undefined) u.name = name;
+  const begin = single(args.begin, '--begin <TIME>');
+  if (begin !== undefined) u.begin_at = parseBegin(present(begin, '--begin <TIME>'));
+  if (Object.keys(u).length === 1) throw new UsageError('nothing to update: give -t, --timeout, -n or --begin');
+  return u;
+}
+
+const update: XCommand = {
+  command: 'update',
+  describe: "Change a pending job's time limit, queue-wait timeout, name or begin time (owner or root)",
+  usage: '<JOB_ID> [OPTIONS]',
+  options: UPDATE_OPTIONS,
+  builder: (y) => y.options(UPDATE_OPTIONS),
+  async handler(args) {
+    const u = updateArgs(args);
+    await request('update', u);
+    process.stdout.write(`Job ${u.id} updated\n`);
+  },
+};
+
+export default update;
