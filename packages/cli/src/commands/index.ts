@@ -31,6 +31,7 @@ export const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: L
   [['release'], () => load(require('./release'))],
   [['update'], () => load(require('./update'))],
   [['report'], () => load(require('./report'))],
+  [['mcp'], () => load(require('./mcp'))],
 ];
 
 /** The command named `name` (a subcommand or one of its aliases). */
