@@ -94,7 +94,7 @@ t.test('xinfo --pools [--json] with fake GPUs', async (t) => {
   t.match(text[2], /^nv groups: /);
   t.match((await d.run('xinfo', [])).stdout, /^DEVICE +STATUS +JOB +NAME\n/, 'plain xinfo unchanged');
   const st = await d.run('xlurm', ['status']);
-  t.match(st.stdout, /\nScheduler: greedy\nFair share: off\nGroup affinity: \w+\nLimits: [^\n]+\n$/, 'xlurm status names the policy in force');
+  t.match(st.stdout, /\nScheduler: greedy\nFair share: on\nGroup affinity: \w+\nLimits: [^\n]+\n$/, 'xlurm status names the policy in force');
   fs.writeFileSync(marker, '');
   await d.waitState(holder, 'COMPLETED');
 });

@@ -19,7 +19,9 @@ export const SUBMIT_OPTIONS: Readonly<Record<string, Options>> = {
   'ignore-group-affinity': { type: 'boolean', describe: 'Any free devices, regardless of device groups (first fit)' },
   cpus: { alias: 'c', type: 'string', describe: "Host CPUs for the job, enforced by its cgroup [default: the host's default_cpus]" },
   mem: { type: 'string', describe: "Host memory for the job: a number with K, M, G or T (a bare number is MiB), enforced by its cgroup [default: the host's default_memory]" },
+  notify: { type: 'string', describe: "Once the job has ended, run CMD with `bash -c` as you, in the job's directory (60 s at most; its output goes to the end of the job's log)" },
   ...WORKFLOW_OPTIONS,
+  nice: { type: 'string', describe: "Wait behind jobs of lower nice: 0 to 10000 (yours can only go back, never ahead) [default: 0]" },
 };
 
 /** The options as typed values (parse errors are usage errors, exit 2). */
@@ -37,8 +39,12 @@ export interface SubmitFlags {
   /** `-c/--cpus` and `--mem` (bytes); absent: the host's defaults (docs/behaviour.md §24.1). */
   cpus?: number;
   mem?: number;
+  /** `--notify CMD` (docs/behaviour.md §23.7). */
+  notify?: string;
   /** `-d`, `--begin`, `--retry`, `--hold` (docs/behaviour.md §23.1, §23.3-§23.5). */
   workflow?: WorkflowFlags;
+  /** `--nice` (docs/behaviour.md §22.1); absent: 0. */
+  nice?: number;
 }
 
 export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
@@ -55,6 +61,8 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
   }
   const cpus = single(args.cpus, '--cpus <N>');
   const mem = single(args.mem, '--mem <SIZE>');
+  const notify = single(args.notify, '--notify <CMD>');
+  const nice = single(args.nice, '--nice <NICE>');
   const groupAffinity = args['group-affinity'] === true ? 'require' as const : args['ignore-group-affinity'] === true ? 'off' as const : undefined;
   let kind: DeviceKind | null = null;
   if (device !== undefined) {
@@ -73,7 +81,9 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
     ...(groupAffinity ? { groupAffinity } : {}),
     ...(cpus !== undefined ? { cpus: parseUnsigned(present(cpus, '--cpus <N>'), '--cpus <N>', U32_MAX) } : {}),
     ...(mem !== undefined ? { mem: parseMem(present(mem, '--mem <SIZE>')) } : {}),
+    ...(notify !== undefined ? { notify: present(notify, '--notify <CMD>') } : {}),
     workflow: parseWorkflowFlags(args),
+    ...(nice !== undefined ? { nice: parseNice(present(nice, '--nice <NICE>')) } : {}),
   };
 }
 
@@ -82,6 +92,17 @@ function parseMem(text: string): number {
   const bytes = sizeBytes(text);
   if (bytes === null) throw new UsageError(sizeError(text));
   return bytes;
+}
+
+/**
+ * `--nice`: 0 to 10000. A negative value would move the job ahead, which no
+ * user may do (docs/behaviour.md §22.1): refused like any value out of range.
+ */
+export function parseNice(text: string): number {
+  if (/^-[0-9]+$/.test(text)) throw new UsageError(`invalid value '${text}' for '--nice <NICE>': a nice value cannot be negative (only root can move a job ahead, with xlurm priority)`);
+  const n = parseUnsigned(text, '--nice <NICE>', U32_MAX);
+  if (n > 10000) throw new UsageError(`invalid value '${text}' for '--nice <NICE>': use 0 to 10000`);
+  return n;
 }
 
 /** `-t`: a duration or one of Slurm's clock forms (docs/behaviour.md §20.1); zero is left to checkRequest. */
@@ -142,7 +163,9 @@ export function buildSubmission(p: SubmissionParts): Submission {
   if (p.flags.groupAffinity) s.group_affinity = p.flags.groupAffinity;
   if (p.flags.cpus !== undefined) s.cpus = p.flags.cpus;
   if (p.flags.mem !== undefined) s.mem = p.flags.mem;
+  if (p.flags.notify !== undefined) s.notify = p.flags.notify;
   if (p.flags.workflow) Object.assign(s, workflowFields(p.flags.workflow));
+  if (p.flags.nice) s.nice = p.flags.nice;
   return s;
 }
 

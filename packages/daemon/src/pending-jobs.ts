@@ -13,7 +13,7 @@
  */
 import type { Reason } from '@xlurm/protocol';
 import type { Pass, PendingJob } from './scheduler/schedule';
-import { pendingOrderBucket } from './scheduler/order';
+import { compareBuckets, compareKeys, merge, type BucketKey, type OwnerSource, type UsageOf } from './scheduler/order';
 import type { StoredJob } from './store/store';
 
 /**
@@ -25,7 +25,10 @@ export function pendingJob(j: StoredJob): PendingJob {
   const s = j.spec;
   return {
     id: j.id, owner: j.owner.name, count: s.count, kind: s.kind ?? null, timeLimit: s.time_limit ?? null,
+    cpus: s.cpus ?? 0, mem: s.mem ?? 0,
     deviceIds: s.device_ids, excludeIds: s.exclude_ids, groupAffinity: s.group_affinity ?? undefined,
+    uid: j.owner.uid, priority: j.priority ?? 0, nice: s.nice ?? 0, top: j.top ?? 0,
+    arrayId: j.array?.id, throttle: j.array?.throttle ?? undefined,
   };
 }
 
@@ -37,8 +40,10 @@ export function pendingJob(j: StoredJob): PendingJob {
  * scheduling passes.
  */
 const QUEUED = Symbol('queued');
+/** The order bucket a queued job is in (so a changed key finds the old one). */
+const BUCKET = Symbol('bucket');
 interface Queued { queue: PendingJobs; since: number }
-type QueuedJob = StoredJob & { [QUEUED]?: Queued | undefined };
+type QueuedJob = StoredJob & { [QUEUED]?: Queued | undefined; [BUCKET]?: Bucket | undefined };
 
 /**
  * A queued job's `reason`: an accessor, so that toWireJob, toSummary and
@@ -56,21 +61,35 @@ const QUEUED_REASON: PropertyDescriptor = {
 const NO_REASON: PropertyDescriptor = { value: null, writable: true, enumerable: true, configurable: true };
 
 /** The jobs of one order bucket, in id order once `sorted`. */
-interface Bucket { jobs: Map<number, StoredJob>; maxId: number; sorted: boolean }
+interface Bucket extends BucketKey { jobs: Map<number, StoredJob>; maxId: number; sorted: boolean; name: string }
+
+/** One owner's pending jobs, in buckets of the within-owner key (scheduler/order.ts). */
+interface OwnerQueue { name: string; size: number; buckets: Map<string, Bucket>; keys: Bucket[] }
+
+/** A job's key within its owner's queue. */
+function keyOf(j: StoredJob): BucketKey {
+  return { priority: j.priority ?? 0, top: j.top ?? 0, nice: j.spec.nice ?? 0, count: j.spec.count };
+}
+
+const bucketName = (k: BucketKey) => `${k.priority},${k.top},${k.nice},${k.count}`;
+
+/** The merge's cross-user comparison of two owners' heads (scheduler/order.ts). */
+const compareHeads = (a: StoredJob, ua: number, b: StoredJob, ub: number) => compareKeys(
+  a.priority ?? 0, a.spec.nice ?? 0, ua, a.spec.count, a.id, b.priority ?? 0, b.spec.nice ?? 0, ub, b.spec.count, b.id,
+);
 
 export class PendingJobs extends Map<number, StoredJob> {
   /** Pending jobs with count 0. */
   cpuOnly = 0;
   private latest: Pass['reasonOf'] | undefined;
   private passes = 0;
-  /** The order's buckets (scheduler/order.ts), and their keys in walking order. */
-  private buckets = new Map<number, Bucket>();
-  private bucketKeys: number[] = [];
+  /** Each owner's queue, by uid. */
+  private owners = new Map<number, OwnerQueue>();
+  /** Pending jobs per requested device count (few distinct counts). */
+  private readonly byCount = new Map<number, number>();
 
   override set(id: number, j: StoredJob): this {
     const old = super.get(id);
-    if (old && old.spec.count === 0) this.cpuOnly--;
-    if (j.spec.count === 0) this.cpuOnly++;
     if (old) this.unbucket(old);
     this.bucket(j);
     const q = j as QueuedJob;
@@ -84,7 +103,6 @@ export class PendingJobs extends Map<number, StoredJob> {
   override delete(id: number): boolean {
     const old = super.get(id);
     if (old) {
-      if (old.spec.count === 0) this.cpuOnly--;
       this.unbucket(old);
       (old as QueuedJob)[QUEUED] = undefined;
       Object.defineProperty(old, 'reason', NO_REASON);
@@ -95,49 +113,91 @@ export class PendingJobs extends Map<number, StoredJob> {
   /** Empties the map only; the jobs keep their reasons (a re-sort sets them again at once). */
   override clear(): void {
     this.cpuOnly = 0;
-    this.buckets.clear();
-    this.bucketKeys = [];
+    this.owners.clear();
+    this.byCount.clear();
     super.clear();
   }
 
+  /** How many pending jobs the owner with this uid has (docs/behaviour.md §22.4, pending_jobs). */
+  countOf(uid: number): number { return this.owners.get(uid)?.size ?? 0; }
+
+  /** How many pending jobs ask for at least `n` devices. */
+  countAtLeast(n: number): number {
+    let sum = 0;
+    for (const [c, k] of this.byCount) if (c >= n) sum += k;
+    return sum;
+  }
+
+  /**
+   * A queued job's order key changed (priority, nice, `xlurm top`): put it in
+   * its new place. Call with the job as it was before the change applied to
+   * `change`, which changes it.
+   */
+  rekey(j: StoredJob, change: () => void): void {
+    const queued = super.get(j.id) === j;
+    if (queued) this.unbucket(j);
+    change();
+    if (queued) this.bucket(j);
+  }
+
+  /** Mark a queued job as moved by `xlurm top` with sequence number `seq`. */
+  setTop(j: StoredJob, seq: number): void { this.rekey(j, () => { j.top = seq; }); }
+
+  /** A job's `xlurm top` sequence number (0: not moved). */
+  topOf(j: StoredJob): number { return j.top ?? 0; }
+
   /**
    * The pending jobs in scheduling order (scheduler/order.ts), lazily: a
-   * pass may stop early. No sort per pass: a bucket is re-sorted only after
-   * a job entered it out of id order (a deferred start going back).
+   * pass may stop early. Each owner's queue is kept in order (no sort per
+   * pass: a bucket is re-sorted only after a job entered it out of id order,
+   * a deferred start going back); the owners are merged by their heads,
+   * with `usage` (owner name → decayed usage; absent: fair share off).
    */
-  *ordered(): Generator<StoredJob> {
-    for (const key of this.bucketKeys) {
-      const b = this.buckets.get(key);
-      if (!b) continue;
-      if (!b.sorted) {
-        b.jobs = new Map([...b.jobs].sort((x, y) => x[0] - y[0]));
-        b.sorted = true;
-      }
-      yield* b.jobs.values();
-    }
+  ordered(usage?: UsageOf): Generator<StoredJob> {
+    const sources: OwnerSource<StoredJob>[] = [];
+    for (const o of this.owners.values()) sources.push({ usage: usage?.get(o.name) ?? 0, jobs: walk(o) });
+    return merge(sources, compareHeads);
   }
 
   private bucket(j: StoredJob): void {
-    const key = pendingOrderBucket(j.spec.count);
-    let b = this.buckets.get(key);
+    if (j.spec.count === 0) this.cpuOnly++;
+    this.byCount.set(j.spec.count, (this.byCount.get(j.spec.count) ?? 0) + 1);
+    const uid = j.owner?.uid ?? -1;
+    let o = this.owners.get(uid);
+    if (!o) this.owners.set(uid, o = { name: j.owner?.name ?? '', size: 0, buckets: new Map(), keys: [] });
+    o.size++;
+    const k = keyOf(j);
+    const name = bucketName(k);
+    let b = o.buckets.get(name);
     if (!b) {
-      b = { jobs: new Map(), maxId: 0, sorted: true };
-      this.buckets.set(key, b);
-      // Few distinct keys (device counts): a sorted insert is cheap.
+      b = { ...k, name, jobs: new Map(), maxId: 0, sorted: true };
+      o.buckets.set(name, b);
+      // Few distinct keys per owner: a sorted insert is cheap.
       let i = 0;
-      while (i < this.bucketKeys.length && this.bucketKeys[i]! < key) i++;
-      this.bucketKeys.splice(i, 0, key);
+      while (i < o.keys.length && compareBuckets(o.keys[i]!, b) < 0) i++;
+      o.keys.splice(i, 0, b);
     }
     if (j.id < b.maxId) b.sorted = false; else b.maxId = j.id;
     b.jobs.set(j.id, j);
+    (j as QueuedJob)[BUCKET] = b;
   }
 
   private unbucket(j: StoredJob): void {
-    const key = pendingOrderBucket(j.spec.count);
-    const b = this.buckets.get(key);
-    if (!b || !b.jobs.delete(j.id) || b.jobs.size) return;
-    this.buckets.delete(key);
-    this.bucketKeys.splice(this.bucketKeys.indexOf(key), 1);
+    const b = (j as QueuedJob)[BUCKET];
+    if (!b || !b.jobs.delete(j.id)) return;
+    (j as QueuedJob)[BUCKET] = undefined;
+    if (j.spec.count === 0) this.cpuOnly--;
+    const n = (this.byCount.get(j.spec.count) ?? 1) - 1;
+    if (n) this.byCount.set(j.spec.count, n); else this.byCount.delete(j.spec.count);
+    const uid = j.owner?.uid ?? -1;
+    const o = this.owners.get(uid);
+    if (!o) return;
+    o.size--;
+    if (b.jobs.size === 0) {
+      o.buckets.delete(b.name);
+      o.keys.splice(o.keys.indexOf(b), 1);
+    }
+    if (o.size === 0) this.owners.delete(uid);
   }
 
   /** A scheduling pass over every job now pending has finished: its reasons are theirs. */
@@ -151,5 +211,16 @@ export class PendingJobs extends Map<number, StoredJob> {
     const q = (j as QueuedJob)[QUEUED];
     if (!q || q.queue !== this || j.state !== 'PENDING' || q.since === this.passes || !this.latest) return null;
     return this.latest(pendingJob(j));
+  }
+}
+
+/** One owner's jobs in order: bucket by bucket, each in id order. */
+function* walk(o: OwnerQueue): Generator<StoredJob> {
+  for (const b of o.keys) {
+    if (!b.sorted) {
+      b.jobs = new Map([...b.jobs].sort((x, y) => x[0] - y[0]));
+      b.sorted = true;
+    }
+    yield* b.jobs.values();
   }
 }

@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   'INTERNAL',
   'INVALID_CONFIG',     // the configuration file has errors (reload); one `file:line: key: problem` per line
   'RELOAD_REFUSED',     // reload would change a key that cannot change while the daemon runs
+  'USER_LIMIT',         // a per-user limit refuses the submission (pending_jobs, docs/behaviour.md §22.4)
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -68,3 +68,30 @@ t.test('PendingJobs walks its jobs in the scheduling order, kept through every c
   p.clear();
   t.same(ids(), []);
 });
+
+// Fairness (docs/behaviour.md §22): each owner's jobs in their order, owners merged by priority, nice and usage.
+const owned = (id: number, uid: number, count: number, extra: { priority?: number; nice?: number } = {}) => ({
+  id, owner: { uid, gid: uid, name: `u${uid}` }, spec: { count, ...(extra.nice ? { nice: extra.nice } : {}) },
+  ...(extra.priority ? { priority: extra.priority } : {}),
+}) as unknown as StoredJob;
+
+t.test('PendingJobs merges the owners\' queues by usage, and moves a job when its key changes', async (t) => {
+  const p = new PendingJobs();
+  for (const j of [owned(1, 1, 1), owned(2, 1, 1), owned(3, 2, 1), owned(4, 2, 4), owned(5, 3, 1, { nice: 5 })]) p.set(j.id, j);
+  const ids = (u?: Map<string, number>) => [...p.ordered(u)].map((j) => j.id);
+  t.same(ids(), [4, 1, 2, 3, 5], 'no usage: size, then id; nice 5 last');
+  t.same(ids(new Map([['u2', 50], ['u1', 10]])), [1, 2, 4, 3, 5], 'u1 (less usage) before u2; the nice job still last');
+  t.equal(p.countOf(1), 2);
+  t.equal(p.countOf(9), 0);
+  t.equal(p.countAtLeast(2), 1);
+  const j3 = p.get(3)!;
+  p.rekey(j3, () => { j3.priority = 10; });
+  t.same(ids(new Map([['u2', 50]])), [3, 1, 2, 4, 5], 'priority 10 goes first, whatever the usage');
+  p.setTop(p.get(2)!, 1);
+  t.same(ids(new Map([['u2', 50]])), [3, 2, 1, 4, 5], 'a moved job goes first among its owner\'s');
+  t.equal(p.topOf(p.get(2)!), 1);
+  p.delete(3);
+  p.delete(4);
+  t.equal(p.countOf(2), 0, 'an owner with no jobs left is dropped');
+  t.same(ids(), [2, 1, 5]);
+});

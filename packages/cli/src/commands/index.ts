@@ -27,9 +27,13 @@ export const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: L
   [['queue', 'xqueue'], () => load(require('./queue'))],
   [['cancel', 'xcancel'], () => load(require('./cancel'))],
   [['info', 'xinfo'], () => load(require('./info'))],
+  [['slurm-config'], () => load(require('./slurm-config'))],
   [['hold'], () => load(require('./hold'))],
   [['release'], () => load(require('./release'))],
   [['update'], () => load(require('./update'))],
+  [['priority'], () => load(require('./priority'))],
+  [['top'], () => load(require('./top'))],
+  [['share'], () => load(require('./share'))],
   [['report'], () => load(require('./report'))],
   [['mcp'], () => load(require('./mcp'))],
 ];

@@ -5,11 +5,13 @@
  * then). Only the `[daemon]` table takes effect in this version.
  */
 import * as path from 'node:path';
-import { parseBackend } from '@xlurm/protocol';
+import { parseBackend, sizeBytes } from '@xlurm/protocol';
+import { userLimitsFromFile, type UserLimitTable, type UserLimitsFileTable } from '../scheduler/user-limits';
 import { durationSecs, type DaemonArgs, type DaemonFlags } from './args';
 import { ConfigFileError, DEFAULT_CONFIG_PATH, readConfigFile } from './load';
 import { kindOfLabel, parseGroups, type DeclaredGroups } from './groups';
 import { accountingSettings, type AccountingSettings } from '../accounting/settings';
+import { resourcesSettings, type ResourcesSettings } from '../resources/settings';
 
 export interface DaemonSettings {
   backend: string;
@@ -31,8 +33,14 @@ export interface DaemonSettings {
   maxTimeLimit: number | null;
   killGrace: number;
   defaultQueueTimeout: number | null;
+  /** Fairness (docs/behaviour.md §22.2, §22.4): fair share, its half-life in seconds, the per-user limits. */
+  fairShare: boolean;
+  fairShareHalfLife: number;
+  userLimits: UserLimitTable;
   /** `[accounting]` (docs/behaviour.md §26.2, §26.3); absent: its defaults (accounting/settings.ts). */
   accounting?: AccountingSettings;
+  /** `[resources]` (docs/behaviour.md §24); absent: its defaults (resources/settings.ts). */
+  resources?: ResourcesSettings;
 }
 
 /** Where the settings came from: what a reload reads again and re-applies. */
@@ -56,6 +64,7 @@ export const DEFAULT_SETTINGS: Readonly<DaemonSettings> = {
   groupAffinity: 'prefer', groups: {},
   defaultTimeLimit: null, maxTimeLimit: null, killGrace: 1, defaultQueueTimeout: null,
   schedulerMode: 'greedy', reserveMinDevices: 2, maxRunningBySize: new Map(),
+  fairShare: true, fairShareHalfLife: 7 * 86400, userLimits: { users: new Map() },
 };
 
 /** Each setting's key in the file and its option, in the file's order. */
@@ -112,9 +121,17 @@ export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named:
   if (sc.max_running_by_size !== undefined) {
     s.maxRunningBySize = new Map(Object.entries(sc.max_running_by_size as Record<string, number>).map(([k, v]) => [Number(k), v]));
   }
+  if (sc.fair_share !== undefined) s.fairShare = sc.fair_share;
+  if (sc.fair_share_half_life !== undefined) s.fairShareHalfLife = durationSecs(sc.fair_share_half_life);
+  s.userLimits = userLimitsFromFile(l.users as Record<string, UserLimitsFileTable> | undefined, sizeBytes);
   const acc = accountingSettings(loaded.settings.accounting);
   if ('problem' in acc) throw new ConfigFileError([{ file: loaded.file, line: loaded.lines.get(acc.key), key: acc.key, problem: acc.problem }]);
   s.accounting = acc;
+  if (loaded.settings.resources !== undefined) { // absent: every default (resources/room.ts resourcesOf)
+    const res = resourcesSettings(loaded.settings.resources);
+    if ('problem' in res) throw new ConfigFileError([{ file: loaded.file, line: loaded.lines.get(res.key), key: res.key, problem: res.problem }]);
+    s.resources = res;
+  }
   const f = args.flags;
   if (f.backend !== undefined) s.backend = f.backend;
   if (f.maxRunning !== undefined) s.maxRunning = f.maxRunning;

@@ -9,7 +9,7 @@
  * forms, where ajv's own words ("must match a schema in anyOf") would not help.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { BACKEND_NAMES, DURATION_PATTERN, KINDS, KIND_LABEL, U32_MAX } from '@xlurm/protocol';
+import { BACKEND_NAMES, DURATION_PATTERN, KINDS, KIND_LABEL, SIZE_PATTERN, U32_MAX } from '@xlurm/protocol';
 
 /**
  * Seconds as an integer, or an integer with one unit (protocol's duration.ts),
@@ -40,12 +40,32 @@ const Limit = (description: string) => Type.Union([
   Type.String({ pattern: '^[0-9]*[1-9][0-9]*[smhd]?$', maxSeconds: U32_MAX }),
 ], { description, problem: "invalid duration '%s': use seconds, or a number with s, m, h or d" });
 
-/** Time policy (docs/behaviour.md §21.6). */
+/**
+ * One user's limits (docs/behaviour.md §22.4): `[limits.users.<name>]` or
+ * `[limits.users.default]`; 0 = unlimited. Read by scheduler/user-limits.ts.
+ */
+export const UserLimitsTable = Type.Object({
+  running_jobs: Type.Optional(Type.Integer({ minimum: 0, maximum: U32_MAX, description: 'most running jobs at once; 0: unlimited' })),
+  devices: Type.Optional(Type.Integer({ minimum: 0, maximum: U32_MAX, description: 'most devices held by running jobs; 0: unlimited' })),
+  cpus: Type.Optional(Type.Integer({ minimum: 0, maximum: U32_MAX, description: 'most host CPUs held by running jobs (-c); 0: unlimited' })),
+  memory: Type.Optional(Type.Union([
+    Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    Type.String({ pattern: SIZE_PATTERN }),
+  ], { description: 'most memory held by running jobs (--mem), e.g. "64G"; "0": unlimited', problem: "invalid size '%s': use a number with K, M, G or T" })),
+  pending_jobs: Type.Optional(Type.Integer({ minimum: 0, maximum: U32_MAX, description: 'most jobs pending at once; over it a submission is refused; 0: unlimited' })),
+}, { additionalProperties: false });
+
+/** Time policy (docs/behaviour.md §21.6) and per-user limits (§22.4). */
 export const LimitsSection = Type.Object({
   default_time_limit: Type.Optional(Limit('time limit of a job submitted without -t; unset: none')),
   max_time_limit: Type.Optional(Limit('larger -t refused at submission; unset: no cap')),
   kill_grace: Type.Optional(Duration('SIGTERM to SIGKILL on cancel and time-out; default 1s')),
   default_queue_timeout: Type.Optional(Limit('longest a job without --timeout may stay pending; unset: unlimited')),
+  users: Type.Optional(Type.Object({}, {
+    patternProperties: { '^[A-Za-z_][A-Za-z0-9_.-]{0,63}[$]?$': UserLimitsTable },
+    additionalProperties: false,
+    description: 'per-user limits by account name, and default for users without a table of their own',
+  })),
 }, { additionalProperties: false });
 
 /** Device groups and affinity (docs/behaviour.md §21.5); the groups' syntax is checked in groups.ts. */
@@ -71,6 +91,8 @@ export const SchedulerSection = Type.Object({
     additionalProperties: false,
     description: 'device count = most running jobs holding exactly that many devices, e.g. { 8 = 1 }; default none',
   })),
+  fair_share: Type.Optional(Type.Boolean({ description: 'order users by their decayed usage after priority and nice; default true' })),
+  fair_share_half_life: Type.Optional(Limit('half-life of the usage decay; default 7d')),
 }, { additionalProperties: false });
 
 /** Accounting and observability (docs/behaviour.md §26.2, §26.3). */
@@ -78,6 +100,29 @@ export const AccountingSection = Type.Object({
   sample_interval: Type.Optional(Duration('seconds between samples of the devices and the host; "0" turns sampling off; default 30s')),
   retention: Type.Optional(Limit('how long samples are kept; default 90d')),
   metrics_file: Type.Optional(Type.String({ maxLength: 4096, description: 'absolute path rewritten every sample in the Prometheus text format (node_exporter textfile collector); "" for none' })),
+}, { additionalProperties: false });
+
+/** A size (docs/behaviour.md §20.1): a number with K, M, G or T; a bare number is MiB. */
+const Size = (description: string) => Type.String({ pattern: SIZE_PATTERN, description, problem: "invalid size '%s': use a number with K, M, G or T" });
+
+/**
+ * Host CPUs, memory and isolation (docs/behaviour.md §24). The CPU list's
+ * syntax and the sizes against the host are checked in resources/settings.ts.
+ */
+export const ResourcesSection = Type.Object({
+  cpus: Type.Optional(Type.String({ maxLength: 4096, description: 'the CPUs jobs may be pinned to: "all" (default) or a list such as "2-63" or "0-3,8-11"' })),
+  memory: Type.Optional(Size('the memory jobs may be given in all; default MemTotal - reserve_memory')),
+  reserve_memory: Type.Optional(Size('memory kept for the host when memory is not set; default 4G')),
+  min_available: Type.Optional(Size('a job with --mem starts only while MemAvailable is at least its memory plus this; default 8G')),
+  memory_high_ratio: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'memory.high (reclaim pressure) as a share of the limit; default 0.85' })),
+  swap: Type.Optional(Type.Boolean({ description: 'let jobs swap (memory.swap.max / memsw not set to the limit); default false' })),
+  default_cpus: Type.Optional(Type.Integer({ minimum: 0, maximum: U32_MAX, description: 'CPUs of a job submitted without -c; 0 (default): none asked' })),
+  default_memory: Type.Optional(Size('memory of a job submitted without --mem; "0" (default): none asked')),
+  require_cgroup: Type.Optional(Type.Boolean({ description: 'true: a job whose cgroup cannot be made and configured fails to start, whatever it asks for; default false' })),
+  device_isolation: Type.Optional(Type.Boolean({ description: "deny a job the device nodes of the devices it was not given; default true" })),
+  low_memory_floor: Type.Optional(Size('the low-memory guard stops a job when MemAvailable stays below this; "0" turns the guard off; default 4G')),
+  low_memory_samples: Type.Optional(Type.Integer({ minimum: 1, maximum: U32_MAX, description: 'consecutive 2 s samples below the floor before the guard acts; default 3' })),
+  pids_max: Type.Optional(Type.Integer({ minimum: 0, maximum: U32_MAX, description: "each job's cgroup pids.max; 0 (default): not set" })),
 }, { additionalProperties: false });
 
 /**
@@ -102,6 +147,7 @@ export const ConfigSchema = Type.Object({
   limits: Type.Optional(LimitsSection),
   scheduler: Type.Optional(SchedulerSection),
   accounting: Type.Optional(AccountingSection),
+  resources: Type.Optional(ResourcesSection),
   cluster: Type.Optional(ClusterSection),
 }, { additionalProperties: false });
 

@@ -1,10 +1,21 @@
 import { KINDS, KIND_LABEL, formatDurationSecs } from '@xlurm/protocol';
 import { formatIds } from '../scheduler/place';
 import { keysFromFlags } from '../config/daemon';
+import { describeUserLimits, type UserLimitTable } from '../scheduler/user-limits';
 import type { Handler } from './types';
 
 /** A limit that is set, as `{key: "1d"}`; nothing when it is not (as in the file). */
 const shown = (key: string, secs: number | null): Record<string, string> => (secs === null ? {} : { [key]: formatDurationSecs(secs) });
+
+/** `[limits.users.*]` that are set (docs/behaviour.md §22.4), as dotted `<user>.<key>`; nothing when none is. */
+function userLimitsShown(t: UserLimitTable): { users?: Record<string, number | string> } {
+  const users: Record<string, number | string> = {};
+  for (const [k, v] of Object.entries(describeUserLimits(t))) {
+    const key = k.slice('limits.users.'.length);
+    users[key] = /^[0-9]+$/.test(v) ? Number(v) : v;
+  }
+  return Object.keys(users).length ? { users } : {};
+}
 
 /** The effective settings (any user: the file holds no secrets, see config/load.ts). */
 export const config: Handler<'config'> = ({ core }) => {
@@ -18,6 +29,7 @@ export const config: Handler<'config'> = ({ core }) => {
       limits: {
         ...shown('default_time_limit', c.defaultTimeLimit), ...shown('max_time_limit', c.maxTimeLimit),
         kill_grace: formatDurationSecs(c.killGrace), ...shown('default_queue_timeout', c.defaultQueueTimeout),
+        ...userLimitsShown(c.userLimits),
       },
       devices: {
         group_affinity: c.groupAffinity,
@@ -26,6 +38,7 @@ export const config: Handler<'config'> = ({ core }) => {
       scheduler: {
         mode: c.schedulerMode, reserve_min_devices: c.reserveMinDevices,
         max_running_by_size: Object.fromEntries([...c.maxRunningBySize].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v])),
+        fair_share: c.fairShare, fair_share_half_life: formatDurationSecs(c.fairShareHalfLife),
       },
     },
   };

@@ -15,11 +15,14 @@ import { exclude } from './exclude';
 import { include } from './include';
 import { config } from './config';
 import { reload } from './reload';
-import { report } from './report';
 import { stats } from './stats';
 import { metrics } from './metrics';
 import { monitor } from './monitor';
+import { report } from './report';
 import { hold, release } from './hold';
 import { update } from './update';
+import { priority } from './priority';
+import { top } from './top';
+import { share } from './share';
 
-export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, pools, report, status, stop, restart, exclude, include, config, reload, stats, metrics, monitor, hold, release, update };
+export const handlers: Handlers = { submit, queue, get, cancel, log, follow, info, pools, report, status, stop, restart, exclude, include, config, reload, stats, metrics, monitor, hold, release, update, priority, top, share };

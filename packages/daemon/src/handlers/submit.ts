@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Submission } from '@xlurm/protocol';
-import { XlurmError, checkRequest, requestOf } from '@xlurm/protocol';
+import { XlurmError, arraySubmissions, checkRequest, expandArray, requestOf } from '@xlurm/protocol';
 import { checkPlaceable } from '../scheduler/place';
 import { accountFor } from '../accounts';
 import { checkWorkflow } from '../workflow';
@@ -47,16 +47,28 @@ export const submit = (({ core, caller }, spec) => {
     ...(spec.group_affinity ? { group_affinity: spec.group_affinity } : {}),
     ...(spec.cpus !== undefined ? { cpus: spec.cpus } : {}),
     ...(spec.mem !== undefined ? { mem: spec.mem } : {}),
+    ...(spec.notify !== undefined ? { notify: spec.notify } : {}),
     // Workflows (docs/behaviour.md §23.1, §23.3-§23.5).
     ...(spec.dependency != null ? { dependency: spec.dependency } : {}),
     ...(spec.begin_at != null ? { begin_at: spec.begin_at } : {}),
     ...(spec.hold ? { hold: true } : {}),
     ...(spec.retry ? { retry: spec.retry } : {}),
+    // Fairness (docs/behaviour.md §22.1).
+    ...(spec.nice ? { nice: spec.nice } : {}),
   };
   const unplaceable = checkPlaceable(request, core.devices.inventory, (d) => core.devices.isEnabled(d), core.topology());
   if (unplaceable) throw new XlurmError(unplaceable.code, unplaceable.message);
+  if (spec.notify?.includes('\0')) invalid('notify command must not contain NUL bytes');
   const flow = checkWorkflow(spec, (id) => core.current(id) !== undefined);
   if (flow) invalid(flow);
+  const owner = { uid: caller.uid, gid: caller.gid, name: account.name };
+  // An array (docs/behaviour.md §23.2): expanded here by protocol's one definition (xbatch --dry-run prints the same).
+  const plan = expandArray(spec);
+  if (plan && 'code' in plan) throw new XlurmError(plan.code, plan.message);
+  if (plan) {
+    const { specs, members } = arraySubmissions(normalized, plan);
+    return core.submitArray(owner, specs, members);
+  }
   // Acknowledged only once committed (group commit with the other submits of this turn).
-  return core.submit({ uid: caller.uid, gid: caller.gid, name: account.name }, normalized);
+  return core.submit(owner, normalized);
 }) satisfies Handler<'submit'>;

@@ -7,9 +7,13 @@
  */
 import type { Reason } from '@xlurm/protocol';
 import type { PendingJob } from './pending-job';
+import { explainHost, fitsHost, takeHost, type HostRoom } from './host-fit';
+import { explainUserLimit, limitsOf, userLimitHit, userStarted, type UserHolding, type UserLimitTable } from './user-limits';
 
 /** What admit looks at: counts of the host now (later: usage per user, the clock, dependencies). */
 export interface AdmitState {
+  /** Host CPUs and memory (docs/behaviour.md §24.2, host-fit.ts), with this pass's starts taken. */
+  host?: HostRoom;
   /** RUNNING jobs, CPU-only included, with those started earlier in this pass. */
   running: number;
   maxRunning: number;
@@ -28,10 +32,15 @@ export interface AdmitState {
    * with that reason. Kept by the daemon's workflow gates (workflow.ts).
    */
   waits?: ReadonlyMap<number, Reason>;
+  /** RUNNING tasks per throttled array (docs/behaviour.md §23.2, `--array …%N`), with this pass's starts. */
+  arrayRunning?: Map<number, number>;
+  /** Per-user limits (docs/behaviour.md §22.4, user-limits.ts) and what each user's running jobs hold, with this pass's starts. */
+  userLimits?: UserLimitTable;
+  byUser?: Map<string, UserHolding>;
 }
 
 /** Codes of admit. */
-export type AdmitCode = 'MaxRunning' | 'SizeLimit' | 'Held' | 'Dependency' | 'BeginTime';
+export type AdmitCode = 'MaxRunning' | 'SizeLimit' | 'UserLimit' | 'Held' | 'Dependency' | 'BeginTime' | 'ArrayLimit' | 'HostResources';
 
 /** Why no job at all may start now (the pass then considers no further job), or null. */
 export function admitNone(s: AdmitState): AdmitCode | null {
@@ -44,15 +53,24 @@ export function admit(job: PendingJob, s: AdmitState): AdmitCode | null {
   if (wait) return wait.code as AdmitCode;
   const limit = s.sizeLimits?.get(job.count);
   if (limit !== undefined && (s.runningBySize?.get(job.count) ?? 0) >= limit) return 'SizeLimit';
+  if (s.userLimits && userLimitHit(job, limitsOf(s.userLimits, job.owner ?? '', job.uid ?? -1), s.byUser?.get(job.owner ?? ''))) return 'UserLimit';
+  if (job.throttle !== undefined && (s.arrayRunning?.get(job.arrayId!) ?? 0) >= job.throttle) return 'ArrayLimit';
+  if (s.host && !fitsHost(job, s.host)) return 'HostResources';
   return null;
 }
 
 /** The pass started `job`: count it. */
 export function admitted(job: PendingJob, s: AdmitState): void {
   s.running++;
+  if (s.host) takeHost(job, s.host);
+  if (s.userLimits) userStarted(job, s.byUser ??= new Map());
   if (s.sizeLimits?.has(job.count)) {
     const m = s.runningBySize ??= new Map();
     m.set(job.count, (m.get(job.count) ?? 0) + 1);
+  }
+  if (job.throttle !== undefined) {
+    const m = s.arrayRunning ??= new Map();
+    m.set(job.arrayId!, (m.get(job.arrayId!) ?? 0) + 1);
   }
 }
 
@@ -64,12 +82,26 @@ const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
  */
 export function explainAdmit(code: AdmitCode, s: AdmitState, job?: PendingJob): Reason {
   switch (code) {
+    case 'HostResources':
+      return (s.host && job && explainHost(job, s.host)) || { code: 'Resources', message: '' };
     case 'Held': case 'Dependency': case 'BeginTime':
       return s.waits?.get(job?.id ?? 0) ?? { code, message: '' };
+    case 'UserLimit': {
+      const owner = job?.owner ?? '';
+      const l = limitsOf(s.userLimits, owner, job?.uid ?? -1);
+      const h = s.byUser?.get(owner);
+      const kind = job && l ? userLimitHit(job, l, h) : null;
+      return kind && l ? explainUserLimit(owner, kind, l, h) : { code, message: `${owner} is at a per-user limit` };
+    }
     case 'MaxRunning': {
       const kept = s.kept ?? 0;
       const why = kept ? `limit ${s.maxRunning}, ${plural(kept, 'slot')} kept for reserving jobs` : `limit ${s.maxRunning}`;
       return { code, message: `${plural(s.running, 'job')} running (${why})` };
+    }
+    case 'ArrayLimit': {
+      // An array's `%N` is its own max_running: the stable code of that (docs/behaviour.md §23.2).
+      const id = job?.arrayId ?? 0;
+      return { code: 'MaxRunning', message: `array ${id} runs ${plural(s.arrayRunning?.get(id) ?? 0, 'task')} (limit ${job?.throttle ?? 0})` };
     }
     case 'SizeLimit': {
       const n = job?.count ?? 0;

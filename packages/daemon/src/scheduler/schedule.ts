@@ -20,7 +20,9 @@
 import type { Device, Reason } from '@xlurm/protocol';
 import { KINDS } from '@xlurm/protocol';
 import { admit, admitNone, admitted, explainAdmit, type AdmitState } from './admit';
-import { order } from './order';
+import type { HostRoom } from './host-fit';
+import { compareKeys, order, type UsageOf } from './order';
+import type { UserHolding, UserLimitTable } from './user-limits';
 import { deviceKey, deviceLabel, explainPlace, place, type DeviceBlock, type DeviceSituation, type Topology } from './place';
 import type { PendingJob } from './pending-job';
 import { mayBackfill, reserveFor, type Availability, type Hold, type Reservation } from './reserve';
@@ -63,12 +65,26 @@ export interface SchedulerInput {
   sizeLimits?: ReadonlyMap<number, number>;
   /** RUNNING jobs per device count (needed for the counts of `sizeLimits`). */
   runningBySize?: ReadonlyMap<number, number>;
+  /** RUNNING tasks per throttled array (`--array …%N`, docs/behaviour.md §23.2). */
+  arrayRunning?: ReadonlyMap<number, number>;
   /** `reserve`: the holder of each held device and its expected end. */
   holds?: ReadonlyMap<string, Hold>;
   /** `reserve`: the time (Unix seconds), for backfill and the expected ends of this pass's starts. */
   now?: number;
   /** Held, not yet begun, or waiting for a dependency: never started, with this reason (admit.ts). */
   waits?: ReadonlyMap<number, Reason>;
+  /** Host CPUs and memory with MemAvailable now (docs/behaviour.md §24.2, host-fit.ts); absent: not checked. */
+  host?: HostRoom;
+  /** Fair share on: owner name → decayed usage, the order's third key (order.ts, docs/behaviour.md §22.2). */
+  usage?: UsageOf;
+  /** Per-user limits (user-limits.ts) and what each user's running jobs hold now. */
+  userLimits?: UserLimitTable;
+  byUser?: ReadonlyMap<string, UserHolding>;
+  /**
+   * `reserve`: how many of `pending` ask for at least reserveMinDevices, when
+   * the caller knows: once none is left and no device is free, the pass stops.
+   */
+  reservablePending?: number;
 }
 
 export interface Pass {
@@ -90,17 +106,25 @@ export function schedule(input: SchedulerInput): Pass {
   const decisions: Decision[] = [];
   const state: AdmitState = { running: input.running, maxRunning: input.maxRunning };
   if (input.waits) state.waits = input.waits; // live: a reason read later sees the gates as they are then
+  if (input.host) state.host = { ...input.host };
+  if (input.arrayRunning?.size) state.arrayRunning = new Map(input.arrayRunning);
   if (input.sizeLimits?.size) {
     state.sizeLimits = input.sizeLimits;
     state.runningBySize = new Map(input.runningBySize ?? []);
   }
+  if (input.userLimits) {
+    state.userLimits = input.userLimits;
+    state.byUser = new Map([...input.byUser ?? []].map(([k, h]) => [k, { ...h }]));
+  }
+  // Device jobs that found no devices, first few per vendor, for `Priority` reasons.
+  const waiting: Waiting = new Map();
   // Devices taken in this pass, with the job that takes them (for reasons).
   const taken = new Map<string, PendingJob>();
   const reservations: Reservation[] = [];
   // Reserved device key → its reservation.
   const reservedKeys = new Map<string, Reservation>();
   const now = input.now ?? 0;
-  const pass = (): Pass => ({ decisions, reservations, reasonOf: reasons(input, state, decisions, taken, reservations, reservedKeys, now) });
+  const pass = (): Pass => ({ decisions, reservations, reasonOf: reasons(input, state, decisions, taken, reservations, reservedKeys, now, waiting) });
   if (admitNone(state)) return pass();
   const usable = (d: Device) => { const k = deviceKey(d); return input.free.has(k) && !taken.has(k); };
   // Free devices per vendor: a job asking for more than any pool has free
@@ -110,6 +134,10 @@ export function schedule(input: SchedulerInput): Pass {
   for (const d of input.inventory) if (input.free.has(deviceKey(d))) freeOf.set(d.kind, (freeOf.get(d.kind) ?? 0) + 1);
   let mostFree = Math.max(0, ...freeOf.values());
   let cpuOnlyLeft = input.cpuOnlyPending ?? Infinity;
+  let reservableLeft = input.reservablePending ?? Infinity;
+  let seq = 0;
+  // Whether any job seen had a key before the count (then jobs past an early stop may be behind by it).
+  let keyed = !!input.usage?.size;
   const reserving = input.mode === 'reserve';
   const minDevices = input.reserveMinDevices ?? 2;
   const pools = new Set(input.inventory.map((d) => d.kind)).size;
@@ -132,13 +160,22 @@ export function schedule(input: SchedulerInput): Pass {
   // fit later in it either. Keeps a pass cheap when many jobs wait for room
   // within one device group (docs/behaviour.md §21.5).
   const noFit = new Set<number | string>();
-  for (const job of order(input.pending)) {
+  const walk = order(input.pending, input.usage)[Symbol.iterator]();
+  for (let next = walk.next(); !next.done; next = walk.next()) {
+    const job = next.value;
     if (admitNone(state)) break;
-    // Relies on count high first (order.ts): after the first job below the
-    // minimum, none can reserve.
+    seq++;
     const mayReserve = reserving && job.count >= minDevices && reservations.length < pools;
-    if (mostFree === 0 && cpuOnlyLeft <= 0 && !mayReserve) break; // nothing left that could fit
+    // Priority, nice and fair share come before the count (order.ts): a
+    // larger job that could still reserve may come after a smaller one.
+    const reserveLater = reserving && reservations.length < pools && reservableLeft > 0;
+    if (job.priority || job.nice || job.top) keyed = true;
+    if (mostFree === 0 && cpuOnlyLeft <= 0 && !mayReserve && !reserveLater) { // nothing left that could fit
+      if (job.count > 0 && !admit(job, state)) noteWaiting(waiting, job, seq);
+      break;
+    }
     if (job.count === 0) cpuOnlyLeft--;
+    if (job.count >= minDevices) reservableLeft--;
     if (admit(job, state)) continue;
     let devices: Device[] | null = null;
     if (job.count <= (job.kind ? freeOf.get(job.kind) ?? 0 : mostFree)) {
@@ -153,6 +190,7 @@ export function schedule(input: SchedulerInput): Pass {
       }
     }
     if (!devices) {
+      if (job.count > 0) noteWaiting(waiting, job, seq);
       if (mayReserve) {
         const key = shapeKey(job);
         if (noReservation.has(key)) continue;
@@ -173,7 +211,68 @@ export function schedule(input: SchedulerInput): Pass {
     decisions.push({ id: job.id, devices });
     admitted(job, state);
   }
+  // A pass that stopped early (no device left) still names the first jobs
+  // behind it that wait for devices: those a later job is behind (§22.3).
+  if (keyed && !admitNone(state)) {
+    for (let k = 0; k < LOOKAHEAD; k++) {
+      const next = walk.next();
+      if (next.done) break;
+      if (next.value.count > 0 && !admit(next.value, state)) noteWaiting(waiting, next.value, ++seq);
+    }
+  }
+  walk.return?.();
   return pass();
+}
+
+/**
+ * Device jobs the pass found no devices for, the first few per vendor (''
+ * for jobs of any vendor), in the pass's order: who a later job waiting for
+ * the same devices is behind (docs/behaviour.md §22.3).
+ */
+type Waiting = Map<string, Array<{ job: PendingJob; seq: number }>>;
+
+/** How many jobs past an early stop a pass looks at for `Priority` reasons. */
+const LOOKAHEAD = 32;
+
+/** How many waiting jobs a `Priority` reason names. */
+const NAMED_AHEAD = 3;
+
+function noteWaiting(w: Waiting, job: PendingJob, seq: number): void {
+  const k = job.kind ?? '';
+  let l = w.get(k);
+  if (!l) w.set(k, l = []);
+  // One more than is named, to know whether there are others.
+  if (l.length <= NAMED_AHEAD) l.push({ job, seq });
+}
+
+/**
+ * The `Priority` reason of a job that waits for devices while jobs ahead of
+ * it by priority, nice or fair share wait for the same ones (ahead only by
+ * size or submission order is the reference's queue: `Resources` then), or
+ * null. `usage`: the pass's fair-share input.
+ */
+function priorityReason(job: PendingJob, w: Waiting, usage: UsageOf | undefined): Reason | null {
+  if (w.size === 0) return null;
+  const u = (o: string | undefined) => (usage && o !== undefined ? usage.get(o) ?? 0 : 0);
+  const mine = u(job.owner);
+  const ahead: Array<{ job: PendingJob; seq: number }> = [];
+  const lists = job.kind ? [w.get(job.kind), w.get('')] : [...w.values()];
+  for (const l of lists) {
+    if (!l) continue;
+    for (const e of l) {
+      if (e.job.id === job.id) continue;
+      // Ahead by the keys before the count: priority, nice, usage.
+      if (compareKeys(e.job.priority ?? 0, e.job.nice ?? 0, u(e.job.owner), 0, 0, job.priority ?? 0, job.nice ?? 0, mine, 0, 0) < 0) ahead.push(e);
+    }
+  }
+  if (ahead.length === 0) return null;
+  ahead.sort((a, b) => a.seq - b.seq);
+  const named = ahead.slice(0, NAMED_AHEAD).map((e) => (e.job.owner === undefined ? `${e.job.id}` : `${e.job.id} (${e.job.owner})`));
+  const more = ahead.length > NAMED_AHEAD ? ' and others' : '';
+  const message = ahead.length === 1
+    ? `job ${named[0]} is ahead and waits for the same devices`
+    : `jobs ${named.join(', ')}${more} are ahead and wait for the same devices`;
+  return { code: 'Priority', message };
 }
 
 /** A request's identity for the reason cache: a number for the common shapes, else a string. */
@@ -199,6 +298,7 @@ const held = (job: number, owner: string | undefined): DeviceBlock =>
 function reasons(
   input: SchedulerInput, end: AdmitState, decisions: readonly Decision[], taken: ReadonlyMap<string, PendingJob>,
   reservations: readonly Reservation[], reservedKeys: ReadonlyMap<string, Reservation>, now: number,
+  waiting: Waiting,
 ): Pass['reasonOf'] {
   let started: Set<number> | undefined;
   const byCode = new Map<string, Reason>();
@@ -227,7 +327,18 @@ function reasons(
     return s;
   };
   const reserver = new Map(reservations.map((r) => [r.job, r]));
-  return (job) => {
+  // `Priority` depends on the job's vendor and its keys before the count, not only on its request.
+  const byPriority = new Map<string, Reason | null>();
+  const behind = (job: PendingJob, r: Reason | null): Reason | null => {
+    if (!r || r.code !== 'Resources' || waiting.size === 0) return r;
+    const u = input.usage && job.owner !== undefined ? input.usage.get(job.owner) ?? 0 : 0;
+    const key = `${job.kind ?? ''}|${job.priority ?? 0}|${job.nice ?? 0}|${u}`;
+    let p = byPriority.get(key);
+    if (p === undefined) byPriority.set(key, p = priorityReason(job, waiting, input.usage));
+    return p ?? r;
+  };
+  return (job) => behind(job, reasonFor(job));
+  function reasonFor(job: PendingJob): Reason | null {
     started ??= new Set(decisions.map((d) => d.id));
     if (started.has(job.id)) return null;
     if (reserver.has(job.id)) {
@@ -239,7 +350,9 @@ function reasons(
     if (own) return own;
     const code = admitNone(end) ?? admit(job, end);
     if (code) {
-      const ck = code === 'SizeLimit' ? `${code}|${job.count}` : code;
+      const ck = code === 'SizeLimit' ? `${code}|${job.count}` : code === 'ArrayLimit' ? `${code}|${job.arrayId}`
+        : code === 'UserLimit' ? `${code}|${job.owner}|${job.uid}|${job.count}|${job.cpus ?? 0}|${job.mem ?? 0}`
+        : code === 'HostResources' ? `${code}|${job.cpus ?? 0}|${job.mem ?? 0}` : code;
       let r = byCode.get(ck);
       if (!r) byCode.set(ck, r = explainAdmit(code, end, job));
       return r;
@@ -267,5 +380,5 @@ function reasons(
       byShape.set(key, r);
     }
     return r;
-  };
+  }
 }

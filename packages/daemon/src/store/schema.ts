@@ -173,6 +173,24 @@ export const MIGRATIONS: readonly string[] = [
   // back for a retry); NULL: since its submission.
   `ALTER TABLE jobs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
    ALTER TABLE jobs ADD COLUMN queued_at INTEGER;`,
+  // Arrays (docs/behaviour.md §23.2): the array a task belongs to (its first
+  // task's id; NULL for other jobs) and the rest of its membership as JSON
+  // (index, count, min, max, throttle, parameter values).
+  `ALTER TABLE jobs ADD COLUMN array_id INTEGER;
+   ALTER TABLE jobs ADD COLUMN array_task TEXT;`,
+  // Fairness (docs/behaviour.md §22.1, §22.2, §23.3): a job's admin priority
+  // and its owner's latest `xlurm top` (a sequence number, 0: not moved;
+  // nice is in the spec), and each user's fair-share usage: raw
+  // device-seconds and the decayed value as of `at` (unix seconds).
+  `ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE jobs ADD COLUMN top INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE usage (
+     uid     INTEGER PRIMARY KEY,
+     name    TEXT NOT NULL,
+     usage   REAL NOT NULL,
+     decayed REAL NOT NULL,
+     at      REAL NOT NULL
+   );`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -16,7 +16,7 @@
  */
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
-import type { Device, Job, JobState, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
+import type { ArrayMembership, ArrayRef, Device, Job, JobState, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
 import { XlurmError } from '@xlurm/protocol';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema';
 
@@ -27,10 +27,16 @@ interface Row {
   exit_code: number | null; error: string | null;
   cpus: number; mem: number; peak_memory: number | null; cpu_seconds: number | null;
   attempt: number; queued_at: number | null;
+  array_id: number | null; array_task: string | null;
+  priority: number; top: number;
 }
 
 /** A job as the daemon keeps it: the wire Job (plus whatever bookkeeping the daemon alone needs). */
 export interface StoredJob extends Job {
+  /** `xlurm top`: the owner's latest move has the highest number; 0 or absent: not moved (docs/behaviour.md §23.3). */
+  top?: number;
+  /** An array task's membership (docs/behaviour.md §23.2): the wire's {id, index, count} and what the daemon alone needs. */
+  array?: ArrayMembership | null;
   /** Since when it waits in the queue (released from a hold, back for a retry); absent: since submission (docs/behaviour.md §23.3). */
   queued_at?: number;
 }
@@ -46,6 +52,27 @@ function outcome(r: Row): Outcome | null {
   return o;
 }
 
+// --- Arrays (docs/behaviour.md §23.2) ---
+/** What array_task holds: the membership less the id (that is array_id). */
+type StoredMembership = Omit<ArrayMembership, 'id'>;
+
+function membershipOf(r: Row): ArrayMembership | null {
+  if (r.array_id === null || r.array_task === null) return null;
+  const m = JSON.parse(r.array_task) as StoredMembership;
+  return { id: r.array_id, index: m.index, count: m.count, min: m.min, max: m.max, throttle: m.throttle, params: m.params };
+}
+
+function arrayRefOf(r: Row): ArrayRef | null {
+  if (r.array_id === null || r.array_task === null) return null;
+  const m = JSON.parse(r.array_task) as StoredMembership;
+  return { id: r.array_id, index: m.index, count: m.count };
+}
+
+/** The wire's array key: {id, index, count}, or null for other jobs. */
+export function wireArray(a: ArrayRef | null | undefined): ArrayRef | null {
+  return a ? { id: a.id, index: a.index, count: a.count } : null;
+}
+
 export function rowToJob(r: Row): StoredJob {
   return {
     id: r.id,
@@ -57,9 +84,16 @@ export function rowToJob(r: Row): StoredJob {
     started_at: r.started_at,
     result: outcome(r),
     reason: null, // a pending job's comes from the scheduling pass (PendingJobs), never from disk
+    array: membershipOf(r),
     attempt: r.attempt,
     ...(r.queued_at !== null ? { queued_at: r.queued_at } : {}),
+    priority: r.priority, top: r.top,
   };
+}
+
+/** A row's nice (docs/behaviour.md §22.1), from its spec: only a job that was given one pays for the parse. */
+function niceOf(r: Row): number {
+  return r.spec.includes('"nice":') ? (JSON.parse(r.spec) as Submission).nice ?? 0 : 0;
 }
 
 function rowToSummary(r: Row): JobSummary {
@@ -67,7 +101,8 @@ function rowToSummary(r: Row): JobSummary {
     id: r.id, owner: owner(r), name: r.name, state: r.state as JobState, count: r.count,
     kind: r.kind as JobSummary['kind'], devices: JSON.parse(r.devices) as Device[],
     submitted_at: r.submitted_at, started_at: r.started_at, finished_at: r.finished_at, reason: null,
-    cpus: r.cpus, mem: r.mem,
+    cpus: r.cpus, mem: r.mem, array: arrayRefOf(r),
+    priority: r.priority, nice: niceOf(r),
   };
   if (r.device_ids !== null) {
     // keep the spec's key order: device_ids sits between count and kind
@@ -75,7 +110,8 @@ function rowToSummary(r: Row): JobSummary {
       id: s.id, owner: s.owner, name: s.name, state: s.state, count: s.count,
       device_ids: JSON.parse(r.device_ids) as number[], kind: s.kind, devices: s.devices,
       submitted_at: s.submitted_at, started_at: s.started_at, finished_at: s.finished_at, reason: null,
-      cpus: r.cpus, mem: r.mem,
+      cpus: r.cpus, mem: r.mem, array: s.array,
+      priority: s.priority, nice: s.nice,
     };
   }
   return s;
@@ -87,8 +123,9 @@ export function toWireJob(j: StoredJob): Job {
     id: j.id, owner: j.owner, spec: j.spec, state: j.state, devices: j.devices,
     submitted_at: j.submitted_at, started_at: j.started_at, result: j.result, reason: j.reason,
     queue_timeout: j.spec.queue_timeout ?? null,
-    cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0,
+    cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0, array: wireArray(j.array),
     attempt: j.attempt ?? 1, dependency: j.spec.dependency ?? null, begin_at: j.spec.begin_at ?? null,
+    priority: j.priority ?? 0, nice: j.spec.nice ?? 0,
   };
 }
 
@@ -98,7 +135,8 @@ export function toSummary(j: Job): JobSummary {
   const tail = {
     kind: j.spec.kind ?? null, devices: j.devices, submitted_at: j.submitted_at,
     started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null, reason: j.reason,
-    cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0,
+    cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0, array: wireArray(j.array),
+    priority: j.priority ?? 0, nice: j.spec.nice ?? 0,
   };
   return j.spec.device_ids !== undefined ? { ...base, device_ids: j.spec.device_ids, ...tail } : { ...base, ...tail };
 }
@@ -404,6 +442,19 @@ export class Store {
     } catch (e) { throw storageError(e); }
   }
 
+  // --- Fairness (docs/behaviour.md §22.1, §23.3) ---
+  /** A pending job's order keys: admin priority, `xlurm top`'s number, and its spec (nice); in the open transaction. */
+  setOrderKeys(id: number, priority: number, top: number, spec: Submission): void {
+    try {
+      this.write(() => this.db.prepare(`UPDATE jobs SET priority = ?, top = ?, spec = ? WHERE id = ?`).run(priority, top, JSON.stringify(spec), id));
+    } catch (e) { throw storageError(e); }
+  }
+
+  /** Run statements of another module (accounting/usage.ts) in the open group-commit transaction. */
+  inWrite<T>(fn: () => T): T {
+    try { return this.write(fn); } catch (e) { throw storageError(e); }
+  }
+
   /** RUNNING → PENDING, committed now: the supervisor could not be started and nothing ran. */
   unstart(id: number): void {
     try {
@@ -476,6 +527,54 @@ export class Store {
       const r = this.write(() => this.wf.requeue.run(attempt, queuedAt, id));
       if (r.changes !== 1) throw new Error(`job ${id} is not running`);
     } catch (e) { throw storageError(e); }
+  }
+
+  // --- Arrays (docs/behaviour.md §23.2) ---
+  private arrayStmts: { member: Database.Statement; tasks: Database.Statement; task: Database.Statement } | undefined;
+  private get arr() {
+    return this.arrayStmts ??= {
+      member: this.db.prepare('UPDATE jobs SET array_id = ?, array_task = ? WHERE id = ?'),
+      // Tasks have consecutive ids from the array's: a range of the primary key, never a scan.
+      tasks: this.db.prepare('SELECT * FROM jobs WHERE id >= @id AND id < @id + @n AND array_id = @id ORDER BY id'),
+      task: this.db.prepare(`SELECT * FROM jobs WHERE id >= @id AND id < @id + @n AND array_id = @id
+                             AND json_extract(array_task, '$.index') = @index`),
+    };
+  }
+
+  /**
+   * Insert every task of an array PENDING in the open transaction, as one
+   * unit (a savepoint: all of them or, on any error, none), with
+   * consecutive ids; the array's id is the first task's. Each row is the
+   * plain insert's, then its membership.
+   */
+  insertArray(o: Owner, specs: readonly Submission[], members: ReadonlyArray<Omit<ArrayMembership, 'id'>>, now: number): StoredJob[] {
+    const jobs: StoredJob[] = [];
+    try {
+      this.write(() => this.db.exec('SAVEPOINT xlurm_array'));
+    } catch (e) { throw storageError(e); }
+    try {
+      let first = 0;
+      for (let i = 0; i < specs.length; i++) {
+        const j = this.insert(o, specs[i]!, now);
+        if (i === 0) first = j.id;
+        else if (j.id !== first + i) throw new Error('array ids are not consecutive');
+        const m = members[i]!;
+        this.arr.member.run(first, JSON.stringify(m), j.id);
+        j.array = { id: first, ...m };
+        jobs.push(j);
+      }
+      this.db.exec('RELEASE xlurm_array');
+    } catch (e) {
+      try { if (this.db.inTransaction) { this.db.exec('ROLLBACK TO xlurm_array'); this.db.exec('RELEASE xlurm_array'); } } catch { /* rolled back whole */ }
+      throw e instanceof XlurmError ? e : storageError(e);
+    }
+    return jobs;
+  }
+
+  /** Summaries of array `id`'s tasks (`count` of them at most), or of its task of index `index`, in id order. */
+  arraySummaries(id: number, count: number, index?: number): JobSummary[] {
+    const rows = (index === undefined ? this.arr.tasks.all({ id, n: count }) : this.arr.task.all({ id, n: count, index })) as Row[];
+    return rows.map(rowToSummary);
   }
 
   counts(): Record<string, number> {

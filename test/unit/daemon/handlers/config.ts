@@ -15,7 +15,7 @@ t.test('no file: the defaults, and the options given at start', async (t) => {
   const tc = await makeCore(t, { maxRunning: 3 });
   t.same(view(config(ctxOf(tc.core, aliceCaller), {})), {
     file: path.join(tc.dir, 'no-such.toml'), found: false, from_flags: ['daemon.backend', 'daemon.max_running'],
-    config: { daemon: { backend: 'none', max_running: 3, retention: '7d', exclude_device_ids: [] }, limits: { kill_grace: '1s' }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {} } },
+    config: { daemon: { backend: 'none', max_running: 3, retention: '7d', exclude_device_ids: [] }, limits: { kill_grace: '1s' }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
   });
 });
 
@@ -27,7 +27,7 @@ t.test('from a file: its values, in their written form; a copy of the exclusion 
   const v = view(config(ctxOf(tc.core, bobCaller), {}));
   t.same(v, {
     file, found: true, from_flags: [],
-    config: { daemon: { backend: 'none', max_running: 5, retention: '90s', exclude_device_ids: [3, 1] }, limits: { kill_grace: '1s' }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {} } },
+    config: { daemon: { backend: 'none', max_running: 5, retention: '90s', exclude_device_ids: [3, 1] }, limits: { kill_grace: '1s' }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
   }, 'any user; nothing set by an option');
   v.config.daemon.exclude_device_ids.push(0);
   t.same(tc.core.cfg.excludeIds, [3, 1], "the reply is not the daemon's own list");
@@ -47,5 +47,5 @@ t.test('[scheduler]: the mode, reserve_min_devices and the size caps by device c
   fs.writeFileSync(file, '[daemon]\nbackend = "none"\n[scheduler]\nmode = "reserve"\nreserve_min_devices = 4\nmax_running_by_size = { 8 = 1, 2 = 3 }\n');
   t.same(tc.core.applyConfig(loadDaemonConfig(parseDaemonArgs([]), { file, named: true })),
     ['daemon.max_running', 'scheduler.mode', 'scheduler.reserve_min_devices', 'scheduler.max_running_by_size'], 'the file has no max_running: its default');
-  t.same(view(config(ctxOf(tc.core, aliceCaller), {})).config.scheduler, { mode: 'reserve', reserve_min_devices: 4, max_running_by_size: { 2: 3, 8: 1 } });
+  t.same(view(config(ctxOf(tc.core, aliceCaller), {})).config.scheduler, { mode: 'reserve', reserve_min_devices: 4, max_running_by_size: { 2: 3, 8: 1 }, fair_share: true, fair_share_half_life: '7d' });
 });

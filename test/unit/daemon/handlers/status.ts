@@ -23,7 +23,7 @@ t.test('the policy in force: greedy by default, the limits that are set', async 
   const tc = await makeCore(t);
   const p = status(ctxOf(tc.core, bobCaller)).policy!;
   t.equal(p.scheduler, 'greedy');
-  t.equal(p.fair_share, false);
+  t.equal(p.fair_share, true, 'fair share is on by default (docs/behaviour.md §22.2)');
   t.type(p.group_affinity, 'string');
   for (const v of Object.values(p.limits)) t.match(v, /^\d+[smhd]?$|^[\d=,]+$/);
 });
