@@ -168,6 +168,7 @@ export async function daemonMain(argv: string[]): Promise<number> {
       await runDaemon(loadDaemonConfig(args, configPath(args, process.env)));
       return 0;
     }
+    if (cmd === 'slurm-config') return require('./slurm-config-main').slurmConfigMain(rest) as number;
     if (cmd === 'clean') {
       clean(resolveHome(), (line) => process.stdout.write(line + '\n'));
       return 0;
