@@ -9,7 +9,7 @@
  * Handlers authorise, call one of them and shape the reply; what they read
  * goes through the accessors below.
  */
-import type { Device, DeviceView, Job, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
+import type { ArrayMembership, Device, DeviceView, Job, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
 import { XlurmError, formatDurationSecs } from '@xlurm/protocol';
 import { keysFromFlags, type DaemonConfig } from './config/daemon';
 import { formatProblem } from './config/load';
@@ -22,11 +22,22 @@ import { hostTopology } from './devices/topology';
 import { schedule, type Hold, type PendingJob, type Reservation, type SchedulerInput } from './scheduler/schedule';
 import { effectiveQueueTimeout, effectiveTimeLimit } from './time-policy';
 import { toWireJob, type Store, type StoredJob } from './store/store';
+import { Workflow, prepareRetry, retryLine, type Doomed } from './workflow';
 import { passSeconds } from './accounting/histogram';
+import * as os from 'node:os';
+import type { ShareRow } from '@xlurm/protocol';
+import { UsageBook } from './accounting/usage';
+import { describeUserLimits, hasUserLimits, limitsOf, pendingLimitMessage, type UserHolding } from './scheduler/user-limits';
 import { changedAccountingKeys } from './accounting/settings';
+import { withResources } from './resources/requests';
+import { hostRoom, resourcesOf } from './resources/room';
+import { changedResourcesKeys } from './resources/settings';
 
 /** The free devices of a pass that cannot start anything (every slot taken). */
 const NO_KEYS: ReadonlySet<string> = new Set();
+
+/** How often fair-share usage is written to the store while jobs run. */
+const USAGE_PERSIST_MS = 30_000;
 
 /** Jobs of one pass whose files are made ready while their RUNNING commit is synced. */
 const PREPARE_AHEAD = 8;
@@ -56,6 +67,8 @@ export interface JobRunner {
   adopt(ids: number[], afterRestart?: boolean): void;
   /** Seconds from SIGTERM to SIGKILL for jobs launched from now on (`[limits] kill_grace`). */
   killGrace?: number;
+  /** Run a terminal job's `--notify` command as its owner (docs/behaviour.md §23.7); absent: none run. */
+  notify?(job: StoredJob): void;
 }
 
 /**
@@ -98,6 +111,7 @@ export class Core {
     // insert: one fsync from submit to spawn.
     store.beforeFlush = () => this.runQueuedPass();
     runner.killGrace = config.killGrace;
+    this.usage = new UsageBook(store, os.availableParallelism(), config.fairShareHalfLife);
   }
 
   now(): number { return Math.floor(Date.now() / 1000); }
@@ -122,14 +136,18 @@ export class Core {
   /** Load active jobs after a (re)start and adopt the running ones (their devices stay theirs). */
   recover(): void {
     const runningIds: number[] = [];
+    const pendingJobs: StoredJob[] = [];
     for (const j of this.store.active()) {
-      if (j.state === 'PENDING') { this.pending.set(j.id, j); this.queued(j); }
+      if (j.state === 'PENDING') { this.pending.set(j.id, j); pendingJobs.push(j); }
       else {
         this.running.set(j.id, j);
         this.deviceManager.allocate(j.id, j.devices);
         runningIds.push(j.id);
       }
     }
+    // Queued once every active job is known: a gate (a singleton) may wait for a later one.
+    for (const j of pendingJobs) if (this.pending.get(j.id) === j) this.queued(j);
+    this.recoverFairness(pendingJobs);
     this.runner.adopt(runningIds, true);
   }
 
@@ -188,12 +206,14 @@ export class Core {
    * error. Throws (nothing changed) when it cannot be inserted.
    */
   submit(owner: Owner, spec: Submission): Promise<Job> {
+    this.checkPendingLimit(owner, 1);
     // The administrator's limits as they are now: the spec keeps the effective values.
     const limit = effectiveTimeLimit(spec.time_limit ?? null, this.config);
     const wait = effectiveQueueTimeout(spec.queue_timeout ?? null, this.config);
     let s = spec;
     if (limit !== (spec.time_limit ?? null)) s = { ...s, time_limit: limit };
     if (wait !== (spec.queue_timeout ?? null)) s = { ...s, queue_timeout: wait };
+    s = withResources(s, resourcesOf(this.config)); // docs/behaviour.md §24.1
     const job = this.store.insert(owner, s, this.now());
     this.pending.set(job.id, job);
     this.queued(job);
@@ -204,6 +224,66 @@ export class Core {
       this.immediate.delete(job.id);
       throw e;
     });
+  }
+
+  /**
+   * Accept a checked array (docs/behaviour.md §23.2): every task a PENDING
+   * job, all inserted as one unit with consecutive ids (the first task's is
+   * the array's), then queued and scheduled as submit does. Resolves to the
+   * first task as submitted once the whole array is durable; if that commit
+   * fails, no task ever existed.
+   */
+  submitArray(owner: Owner, specs: readonly Submission[], members: ReadonlyArray<Omit<ArrayMembership, 'id'>>): Promise<Job> {
+    this.checkPendingLimit(owner, specs.length);
+    const first = specs[0]!;
+    const limit = effectiveTimeLimit(first.time_limit ?? null, this.config);
+    const wait = effectiveQueueTimeout(first.queue_timeout ?? null, this.config);
+    let eff = specs;
+    if (limit !== (first.time_limit ?? null) || wait !== (first.queue_timeout ?? null)) {
+      eff = specs.map((s) => ({ ...s, time_limit: limit, queue_timeout: wait }));
+    }
+    const res = resourcesOf(this.config); // docs/behaviour.md §24.1
+    eff = eff.map((s) => withResources(s, res));
+    const jobs = this.store.insertArray(owner, eff, members, this.now());
+    for (const job of jobs) { this.pending.set(job.id, job); this.queued(job); }
+    this.scheduleSoon();
+    const reply = toWireJob(jobs[0]!);
+    return this.store.durable().then(() => reply, (e: unknown) => {
+      for (const job of jobs) { this.pending.delete(job.id); this.immediate.delete(job.id); }
+      throw e;
+    });
+  }
+
+  /** The active tasks of array `id` (pending and running), in id order. */
+  private arrayTasks(id: number): StoredJob[] {
+    const out: StoredJob[] = [];
+    for (const j of this.running.values()) if (j.array?.id === id) out.push(j);
+    for (const j of this.pending.values()) if (j.array?.id === id) out.push(j);
+    return out.sort((a, b) => a.id - b.id);
+  }
+
+  /** Summaries of array `id`'s tasks, or of its task `index` (A_I), any state. */
+  arraySummaries(id: number, index?: number): JobSummary[] {
+    const head = this.current(id);
+    if (!head?.array || head.array.id !== id) return [];
+    const rows = this.store.arraySummaries(id, head.array.count, index);
+    for (const r of rows) if (r.state === 'PENDING') r.reason = this.pending.get(r.id)?.reason ?? null;
+    return rows;
+  }
+
+  /**
+   * `xcancel A` (docs/behaviour.md §23.2): every active task of the array
+   * whose id `id` is; an id that is no array's is cancelled alone. Resolves
+   * once every cancellation is durable or has reached its supervisor.
+   */
+  cancelArray(id: number): Promise<void> {
+    const j = this.current(id);
+    if (!j?.array || j.array.id !== id) return this.cancel(id);
+    // Running tasks first, so no pending one starts in a freed slot meanwhile.
+    const tasks = this.arrayTasks(id).sort((a, b) => (a.state === b.state ? a.id - b.id : a.state === 'RUNNING' ? -1 : 1));
+    const done: Promise<void>[] = [];
+    for (const t of tasks) done.push(this.cancel(t.id));
+    return Promise.all(done).then(() => undefined);
   }
 
   /**
@@ -272,9 +352,17 @@ export class Core {
 
   private queued(j: StoredJob): void {
     if (j.spec.immediate) this.immediate.add(j.id);
+    this.armQueueWait(j);
+    // Its workflow gate (docs/behaviour.md §23.1): a dependency that can never be met cancels it at once.
+    const never = this.flow.queued(j);
+    if (never) this.endNever(j.id, never);
+  }
+
+  /** Arm the queue-wait timer for a job; a held job's wait starts again on release (docs/behaviour.md §23.3). */
+  private armQueueWait(j: StoredJob): void {
     const t = j.spec.queue_timeout;
     // submitted_at is whole seconds: one more, so no job is ended before it has waited its timeout.
-    if (t !== undefined && t !== null) this.armExpiry(j.submitted_at + t + 1);
+    if (t !== undefined && t !== null && !j.spec.hold) this.armExpiry((j.queued_at ?? j.submitted_at) + t + 1);
   }
 
   private armExpiry(deadline: number): void {
@@ -294,8 +382,8 @@ export class Core {
     let next: number | undefined;
     for (const j of [...this.pending.values()]) {
       const t = j.spec.queue_timeout;
-      if (t === undefined || t === null) continue;
-      const deadline = j.submitted_at + t + 1;
+      if (t === undefined || t === null || j.spec.hold) continue;
+      const deadline = (j.queued_at ?? j.submitted_at) + t + 1;
       const due = deadline * 1000 <= nowMs;
       // Not written (storage): tried again in a second.
       if (!due || this.expire(j.id, `not started within the queue-wait timeout of ${formatDurationSecs(t)}`)) {
@@ -368,6 +456,7 @@ export class Core {
   }
 
   private pass(): void {
+    this.accrueUsage();
     if (this.pending.size === 0) return;
     const full = this.running.size >= this.cfg.maxRunning;
     // Nothing can start while every slot is taken: no work that grows with
@@ -377,6 +466,8 @@ export class Core {
       pending: full ? [] : this.pendingRequests(), cpuOnlyPending: this.pending.cpuOnly,
       running: this.running.size, maxRunning: this.cfg.maxRunning,
       inventory: this.devices.inventory, free, blocked: full ? undefined : this.deviceBlocks(free), topology: this.topology(),
+      waits: this.flow.waits,
+      ...(full ? {} : { host: hostRoom(resourcesOf(this.config), this.running.values()) }),
       ...this.policyInputs(full),
     });
     // A pass that walked nothing (every slot taken) keeps the reservations of
@@ -410,6 +501,8 @@ export class Core {
       this.deviceManager.allocate(j.id, d.devices);
       started.push(j);
     }
+    // Its gate goes; `after` dependents and singletons of its name look again.
+    for (const j of started) { this.flow.left(j); this.flow.touched(j); }
     // The first few jobs get their files (spec, log, lock) ready while the
     // WAL is synced: that work is then off their start-up latency. A few
     // only, so a pass that starts hundreds holds no more descriptors.
@@ -439,7 +532,7 @@ export class Core {
 
   /** Pending jobs as the scheduler sees them, in its order (scheduler/order.ts; lazily: it may stop early). */
   private *pendingRequests(): Iterable<PendingJob> {
-    for (const j of this.pending.ordered()) yield pendingJob(j);
+    for (const j of this.pending.ordered(this.cfg.fairShare ? this.usage.forOrder() : undefined)) yield pendingJob(j);
   }
 
   /**
@@ -493,6 +586,13 @@ export class Core {
   private policyInputs(full: boolean): Partial<SchedulerInput> {
     const c = this.cfg;
     const out: Partial<SchedulerInput> = {};
+    // Running tasks of throttled arrays (docs/behaviour.md §23.2): work per running job only.
+    let arrays: Map<number, number> | undefined;
+    for (const j of this.running.values()) {
+      const a = j.array;
+      if (a && a.throttle !== null) (arrays ??= new Map()).set(a.id, (arrays.get(a.id) ?? 0) + 1);
+    }
+    if (arrays) out.arrayRunning = arrays;
     const caps = c.maxRunningBySize;
     if (caps && caps.size) {
       const bySize = new Map<number, number>();
@@ -514,6 +614,12 @@ export class Core {
       out.reserveMinDevices = c.reserveMinDevices;
       out.holds = holds;
       out.now = this.now();
+    }
+    // Fairness (docs/behaviour.md §22.2, §22.4): usage per owner, the limits with what each user holds.
+    if (!full) {
+      if (c.fairShare) out.usage = this.usage.forOrder();
+      if (hasUserLimits(c.userLimits)) { out.userLimits = c.userLimits; out.byUser = this.holdings(); }
+      if (c.schedulerMode === 'reserve') out.reservablePending = this.pending.countAtLeast(c.reserveMinDevices);
     }
     return out;
   }
@@ -602,9 +708,17 @@ export class Core {
     // set back while the job ran, it must still not end before it started.
     const floor = j.started_at ?? j.submitted_at;
     const o = outcome.finished_at < floor ? { ...outcome, finished_at: floor } : outcome;
+    // Its last slice of fair-share usage, written with its end (docs/behaviour.md §22.2).
+    if (j.state === 'RUNNING') this.usage.finish(j, o.finished_at, this.running.values());
+    // --retry (docs/behaviour.md §23.5): a FAILED run with attempts left goes back to the queue instead.
+    if (o.state === 'FAILED' && j.state === 'RUNNING' && (j.attempt ?? 1) <= (j.spec.retry ?? 0)) return this.retryRun(j, o);
+    // Dependents this end can never satisfy end with it, in the same commit (docs/behaviour.md §23.1).
+    const doomed = this.flow.doomedBy(id, o.state);
     try {
+      for (const d of doomed) this.store.finish(d.id, this.neverOutcome(d.id, d.error), false);
       this.store.finish(id, o);
     } catch (e) {
+      if (doomed.length) this.store.rollback(); // none of the cascade without the job's own end
       // Keep it in memory as it was; the supervisor's result file stays on
       // disk and is collected again once storage works.
       this.log(`job ${id}: cannot persist result: ${(e as Error).message}; will retry`);
@@ -618,9 +732,10 @@ export class Core {
     j.result = o;
     this.deviceManager.release(j.devices);
     this.scheduleSoon();
+    this.endedWith(j, doomed);
     // Followers learn the result once it is on disk (a failed sync is logged
     // by the store; they are told what the daemon holds either way).
-    const tell = () => { this.notify(j); this.listeners.delete(id); };
+    const tell = () => { this.notify(j); this.listeners.delete(id); if (j.spec.notify) this.runner.notify?.(j); };
     this.store.durable().then(tell, tell);
     return undefined;
   }
@@ -640,6 +755,121 @@ export class Core {
     const wire = toWireJob(j);
     this.reasonTold.set(j.id, wire.reason?.code ?? null);
     for (const fn of [...set]) fn(wire);
+  }
+
+  // --- Fairness (docs/behaviour.md §22, §23.3): priority, nice, top, fair share, per-user limits ---
+
+  /** Fair-share usage (accounting/usage.ts). */
+  private readonly usage: UsageBook;
+  /** The latest `xlurm top` number handed out. */
+  private topSeq = 0;
+  private usageTimer: NodeJS.Timeout | undefined;
+  private lastAccrual = 0;
+
+  /** After recover: usage from the store, the top numbers, and the timer that keeps usage current and on disk. */
+  private recoverFairness(pending: readonly StoredJob[]): void {
+    this.usage.load(Date.now() / 1000);
+    for (const j of pending) this.topSeq = Math.max(this.topSeq, j.top ?? 0);
+    if (this.usageTimer) clearInterval(this.usageTimer);
+    this.usageTimer = setInterval(() => this.persistUsage(), USAGE_PERSIST_MS);
+    this.usageTimer.unref();
+  }
+
+  /** Charge the running jobs up to now and write every user's usage (the timer; shutdown). */
+  persistUsage(): void {
+    try {
+      this.usage.persist(this.running.values(), Date.now() / 1000);
+    } catch (e) {
+      this.log(`cannot write fair-share usage: ${(e as Error).message}; will retry`);
+    }
+  }
+
+  /** Before a pass: the running jobs' usage so far (at most once a second: the order needs no finer grain). */
+  private accrueUsage(): void {
+    const now = Date.now();
+    if (now - this.lastAccrual < 1000 || this.running.size === 0) return;
+    this.lastAccrual = now;
+    this.usage.accrue(this.running.values(), now / 1000);
+  }
+
+  /** Ids of the pending jobs in the order the next pass would consider them (`xqueue -l`). */
+  pendingOrder(): number[] {
+    const ids: number[] = [];
+    for (const j of this.pending.ordered(this.cfg.fairShare ? this.usage.forOrder() : undefined)) ids.push(j.id);
+    return ids;
+  }
+
+  /** Every user's fair-share standing, by rank (`xlurm share`). */
+  shares(): ShareRow[] {
+    this.usage.accrue(this.running.values(), Date.now() / 1000);
+    return this.usage.shares(Date.now() / 1000);
+  }
+
+  /** What each user's running jobs hold (docs/behaviour.md §22.4). Work per running job only. */
+  private holdings(): Map<string, UserHolding> {
+    const m = new Map<string, UserHolding>();
+    for (const j of this.running.values()) {
+      let h = m.get(j.owner.name);
+      if (!h) m.set(j.owner.name, h = { jobs: 0, devices: 0, cpus: 0, memory: 0 });
+      h.jobs++;
+      h.devices += j.devices.length;
+      h.cpus += j.spec.cpus ?? 0;
+      h.memory += j.spec.mem ?? 0;
+    }
+    return m;
+  }
+
+  /** `pending_jobs` (docs/behaviour.md §22.4): refuse `n` more pending jobs over the owner's limit; root is exempt. */
+  private checkPendingLimit(owner: Owner, n: number): void {
+    const l = limitsOf(this.config.userLimits, owner.name, owner.uid);
+    if (!l || l.pendingJobs <= 0) return;
+    const have = this.pending.countOf(owner.uid);
+    if (have + n > l.pendingJobs) throw new XlurmError('USER_LIMIT', pendingLimitMessage(owner.name, have, l.pendingJobs));
+  }
+
+  /** A job that must be pending for an order change. */
+  private pendingJobFor(id: number): StoredJob {
+    const j = this.pending.get(id);
+    if (j) return j;
+    if (!this.current(id)) throw new XlurmError('JOB_NOT_FOUND', 'job not found');
+    throw new XlurmError('INVALID_ARGUMENT', `job ${id} is not pending`);
+  }
+
+  /** Write a pending job's order keys, move it in the queue, schedule; resolves to the job once durable. */
+  private reorder(j: StoredJob, priority: number, top: number, spec: Submission): Promise<Job> {
+    this.store.setOrderKeys(j.id, priority, top, spec);
+    this.pending.rekey(j, () => { j.priority = priority; j.top = top; j.spec = spec; });
+    this.scheduleSoon();
+    const reply = toWireJob(j);
+    return this.store.durable().then(() => reply);
+  }
+
+  /** `xlurm priority ID N` (root; the handler checks): a pending job's admin priority, −1000..1000. */
+  setPriority(id: number, priority: number): Promise<Job> {
+    const j = this.pendingJobFor(id);
+    return this.reorder(j, priority, j.top ?? 0, j.spec);
+  }
+
+  /**
+   * A pending job's nice (0..10000; `xlurm update --nice`). Only root
+   * (`mayLower`) may lower it: a user can only move their own job back
+   * (docs/behaviour.md §22.1). The caller has checked ownership.
+   */
+  setNice(id: number, nice: number, mayLower: boolean): Promise<Job> {
+    if (!Number.isInteger(nice) || nice < 0 || nice > 10000) throw new XlurmError('INVALID_ARGUMENT', `invalid nice ${nice}: use 0 to 10000`);
+    const j = this.pendingJobFor(id);
+    const cur = j.spec.nice ?? 0;
+    if (nice < cur && !mayLower) throw new XlurmError('PERMISSION_DENIED', `permission denied: only root may lower a job's nice (job ${id} has nice ${cur})`);
+    if (nice === cur) return this.store.durable().then(() => toWireJob(j));
+    const spec: Submission = { ...j.spec, nice };
+    if (nice === 0) delete spec.nice;
+    return this.reorder(j, j.priority ?? 0, j.top ?? 0, spec);
+  }
+
+  /** `xlurm top ID` (owner or root; the handler checks): ahead of the owner's other pending jobs, never of other users'. */
+  top(id: number): Promise<Job> {
+    const j = this.pendingJobFor(id);
+    return this.reorder(j, j.priority ?? 0, ++this.topSeq, j.spec);
   }
 
   /** Told after a reload took effect (main.ts re-arms the retention timer). */
@@ -681,6 +911,10 @@ export class Core {
     if (JSON.stringify([...next.maxRunningBySize ?? []]) !== JSON.stringify([...prev.maxRunningBySize ?? []])) changed.push('scheduler.max_running_by_size');
     if (next.retentionSecs !== prev.retentionSecs || next.retention !== prev.retention) changed.push('daemon.retention');
     changed.push(...changedAccountingKeys(prev.accounting, next.accounting));
+    if (next.fairShare !== prev.fairShare) changed.push('scheduler.fair_share');
+    if (next.fairShareHalfLife !== prev.fairShareHalfLife) changed.push('scheduler.fair_share_half_life');
+    if (JSON.stringify(describeUserLimits(next.userLimits)) !== JSON.stringify(describeUserLimits(prev.userLimits))) changed.push('limits.users');
+    changed.push(...changedResourcesKeys(resourcesOf(prev), resourcesOf(next)));
     const before = new Set(prev.excludeIds);
     const after = new Set(next.excludeIds);
     const set = this.deviceManager.excluded;
@@ -689,11 +923,180 @@ export class Core {
     if (before.size !== after.size || [...after].some((id) => !before.has(id))) changed.push('daemon.exclude_device_ids');
     this.config = next;
     this.runner.killGrace = next.killGrace;
+    this.usage.setHalfLife(next.fairShareHalfLife, Date.now() / 1000, this.running.values());
     this.log(`configuration reloaded from ${next.source.file}${next.source.found ? '' : ' (no such file: defaults)'}` +
       (changed.length ? `; changed ${changed.join(', ')}` : '; nothing changed'));
     this.configApplied?.(next);
     // A larger max_running or an included device may let pending jobs start.
     this.scheduleSoon();
     return changed;
+  }
+
+  // --- Workflows (docs/behaviour.md §23.1, §23.3-§23.5) ---
+
+  /** The gates of pending jobs: held, dependencies, begin times (workflow.ts). */
+  private readonly flow = new Workflow({
+    job: (id) => this.current(id),
+    active: () => this.activeIter(),
+    changed: () => this.scheduleSoon(),
+  });
+
+  private *activeIter(): Generator<StoredJob> {
+    yield* this.running.values();
+    yield* this.pending.values();
+  }
+
+  /** A dependent that can never start: CANCELLED, exit 130, with the dependency's error. */
+  private neverOutcome(id: number, error: string): Outcome {
+    const j = this.pending.get(id);
+    return { state: 'CANCELLED', exit_code: 130, finished_at: Math.max(this.now(), j?.submitted_at ?? 0), error };
+  }
+
+  /** A queued job whose dependency can never be met ends now (its own dependents with it). */
+  private endNever(id: number, error: string): void {
+    if (!this.complete(id, this.neverOutcome(id, error))) this.log(`job ${id}: cancelled: ${error}`);
+  }
+
+  /**
+   * After `j` ended (committed with the dependents `doomed`): those end in
+   * memory too, and whatever depends on any of them looks again.
+   */
+  private endedWith(j: StoredJob, doomed: readonly Doomed[]): void {
+    this.flow.left(j);
+    const ended: StoredJob[] = [j];
+    for (const d of doomed) {
+      const dj = this.pending.get(d.id);
+      if (!dj) continue;
+      const o = this.neverOutcome(d.id, d.error);
+      this.pending.delete(d.id);
+      this.immediate.delete(d.id);
+      dj.state = o.state;
+      dj.result = o;
+      this.flow.left(dj);
+      ended.push(dj);
+      this.log(`job ${d.id}: cancelled: ${d.error}`);
+      const tell = () => { this.notify(dj); this.listeners.delete(dj.id); };
+      this.store.durable().then(tell, tell);
+    }
+    // What a restart left inconsistent (a parent that ended before this daemon knew its dependents) ends here too.
+    for (const e of ended) for (const late of this.flow.touched(e)) this.endNever(late.id, late.error);
+  }
+
+  /**
+   * A FAILED run of a job with retries left (docs/behaviour.md §23.5): back
+   * to PENDING with the same id and the next attempt, its queue wait counted
+   * from now; the log gets the retry line. Returns the storage error when
+   * that could not be written (the result is then collected again later).
+   */
+  private retryRun(j: StoredJob, o: Outcome): XlurmError | undefined {
+    const k = j.attempt ?? 1;
+    const n = j.spec.retry ?? 0;
+    const now = this.now();
+    try {
+      this.store.requeue(j.id, k + 1, now);
+      this.store.commit();
+    } catch (e) {
+      this.log(`job ${j.id}: cannot persist its retry: ${(e as Error).message}; will retry`);
+      setTimeout(() => this.runner.adopt([j.id]), 1000).unref();
+      return e instanceof XlurmError ? e : new XlurmError('STORAGE', `cannot write the job database: ${(e as Error).message}`);
+    }
+    const err = prepareRetry(this.home, j.id, retryLine(k, n, o.exit_code));
+    if (err) this.log(`job ${j.id}: before its retry: ${err.message}`);
+    this.running.delete(j.id);
+    this.deviceManager.release(j.devices);
+    j.state = 'PENDING';
+    j.devices = [];
+    j.started_at = null;
+    j.attempt = k + 1;
+    j.queued_at = now;
+    const queued = [j, ...this.pending.values()].sort((x, y) => x.id - y.id);
+    this.pending.clear();
+    for (const q of queued) this.pending.set(q.id, q);
+    this.log(`job ${j.id}: failed with exit ${o.exit_code}; retry ${k} of ${n}`);
+    this.queued(j);
+    this.flow.touched(j);
+    this.notify(j);
+    this.scheduleSoon();
+    return undefined;
+  }
+
+  /** Pending jobs of the list that are not PENDING, as the refusal names them. */
+  private notPending(verb: string, ids: readonly number[]): void {
+    for (const id of ids) {
+      const j = this.current(id);
+      if (!j) throw new XlurmError('JOB_NOT_FOUND', 'job not found');
+      if (j.state !== 'PENDING') throw new XlurmError('INVALID_ARGUMENT', `cannot ${verb} job ${id}: it is ${j.state}`);
+    }
+  }
+
+  /**
+   * `xlurm hold` / `release` (docs/behaviour.md §23.3): every job must be
+   * PENDING (checked first: nothing changes otherwise). A released job's
+   * queue wait starts again now. Resolves once the change is durable.
+   */
+  setHeld(ids: readonly number[], held: boolean): Promise<void> {
+    this.notPending(held ? 'hold' : 'release', ids);
+    const now = this.now();
+    const changes: Array<[StoredJob, Submission]> = [];
+    for (const id of new Set(ids)) {
+      const j = this.pending.get(id)!;
+      if ((j.spec.hold === true) === held) continue;
+      const { hold: _was, ...rest } = j.spec;
+      changes.push([j, held ? { ...rest, hold: true } : rest]);
+    }
+    try {
+      for (const [j, spec] of changes) this.store.updateSpec(j.id, spec, held ? undefined : now);
+    } catch (e) {
+      this.store.rollback();
+      throw e;
+    }
+    for (const [j, spec] of changes) {
+      j.spec = spec;
+      if (!held) { j.queued_at = now; this.armQueueWait(j); }
+      this.flow.refresh(j);
+      this.log(`job ${j.id}: ${held ? 'held' : 'released'}`);
+    }
+    this.scheduleSoon();
+    return this.store.durable();
+  }
+
+  /**
+   * `xlurm update` (docs/behaviour.md §23.3) of a PENDING job: a new time
+   * limit (within max_time_limit), queue-wait timeout, name or begin time.
+   * `isRoot`: the caller is root (only root may raise a limit). Resolves to
+   * the job as changed once that is durable.
+   */
+  update(id: number, u: { time_limit?: number; queue_timeout?: number; name?: string; begin_at?: number | null; nice?: number }, isRoot: boolean): Promise<Job> {
+    const j = this.current(id);
+    if (!j) throw new XlurmError('JOB_NOT_FOUND', 'job not found');
+    if (j.state === 'RUNNING') {
+      throw new XlurmError('INVALID_ARGUMENT', `cannot update job ${id}: it is RUNNING (a running job's time limit cannot be changed yet)`);
+    }
+    if (j.state !== 'PENDING') throw new XlurmError('INVALID_ARGUMENT', `cannot update job ${id}: it is ${j.state}`);
+    // Every refusal before any change: the cap (the submission's words), then the nice rule.
+    const limit = u.time_limit === undefined ? undefined : effectiveTimeLimit(u.time_limit, this.config);
+    // --nice through setNice (docs/behaviour.md §22.1: only root may lower it), which refuses before it writes.
+    const niced = u.nice === undefined ? undefined : this.setNice(id, u.nice, isRoot);
+    const { nice: _n, ...rest } = u;
+    if (niced && Object.keys(rest).length === 0) return niced;
+    const p = this.pending.get(id)!;
+    let spec: Submission = { ...p.spec };
+    if (limit !== undefined) spec.time_limit = limit;
+    if (u.queue_timeout !== undefined) spec.queue_timeout = u.queue_timeout;
+    if (u.name !== undefined) spec.name = u.name;
+    if (u.begin_at !== undefined) {
+      if (u.begin_at === null) { const { begin_at: _b, ...rest } = spec; spec = rest; } else spec.begin_at = u.begin_at;
+    }
+    this.store.updateSpec(id, spec);
+    // Re-indexed under its new name and begin time.
+    this.flow.left(p);
+    p.spec = spec;
+    this.armQueueWait(p);
+    const never = this.flow.queued(p);
+    if (never) this.endNever(id, never);
+    this.log(`job ${id}: updated (${Object.keys(u).join(', ')})`);
+    this.scheduleSoon();
+    const reply = toWireJob(p);
+    return this.store.durable().then(() => reply);
   }
 }

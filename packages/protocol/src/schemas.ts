@@ -75,11 +75,23 @@ export const Submission = Type.Object({
   }))),
   cpus: Type.Optional(Type.Integer({ minimum: 0, maximum: 0xffffffff, description: "-c/--cpus: host CPUs for the job; 0 or omitted: none asked (in the stored job: the effective value, after the host's default_cpus)" })),
   mem: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "--mem: host memory in bytes; 0 or omitted: none asked (in the stored job: the effective value, after the host's default_memory)" })),
+  // Arrays, sweeps and notifications (docs/behaviour.md §23.2, §23.7).
+  array: Type.Optional(Type.String({ maxLength: 65536, description: 'xbatch --array SPEC as written (0-99, 1,3,5, 0-99:10, each with an optional %N; %N alone beside params); never in a stored task' })),
+  params: Type.Optional(Type.Array(Type.Object({
+    name: Type.String({ maxLength: 256 }), values: Type.Array(Type.String(), { maxItems: 100000 }),
+  }, { additionalProperties: false }), { maxItems: 64, description: '--param NAME=V1,V2 (repeatable): an array over the cartesian product, the last varying fastest; never in a stored task' })),
+  param_rows: Type.Optional(Type.Object({
+    names: Type.Array(Type.String({ maxLength: 256 }), { minItems: 1, maxItems: 64 }),
+    rows: Type.Array(Type.Array(Type.String(), { maxItems: 64 }), { maxItems: 100000 }),
+  }, { additionalProperties: false, description: '--param-file: the CSV header and one task per row; never in a stored task' })),
+  notify: Type.Optional(Type.String({ minLength: 1, maxLength: 65536, description: '--notify CMD: run through bash -c as the owner once the job is terminal (docs/behaviour.md §23.7)' })),
   // Workflows (docs/behaviour.md §23.1, §23.3-§23.5).
   dependency: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 65536, description: '-d/--dependency: the list as submitted (afterok:ID[:ID…], afterany, afternotok, after, singleton; joined by ,); null or omitted: none' }))),
   begin_at: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: '--begin: unix seconds before which it does not start; null or omitted: at once' }))),
   hold: Type.Optional(Type.Boolean({ description: 'xbatch --hold: held until released (in the stored job: held now, as xlurm hold and release leave it)' })),
   retry: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: '--retry: how many times a FAILED run goes back to the queue; omitted: 0' })),
+  // Fairness (docs/behaviour.md §22.1).
+  nice: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: '--nice: 0..10000, higher waits behind the same user\'s and others\' jobs of equal priority; omitted: 0' })),
 }, { additionalProperties: false });
 export type Submission = Static<typeof Submission>;
 
@@ -110,6 +122,14 @@ export const Reason = Type.Object({
 }, { additionalProperties: false });
 export type Reason = Static<typeof Reason>;
 
+/** An array task's place in its array (docs/behaviour.md §23.2); null for other jobs. Always sent by this daemon. */
+export const ArrayRef = Type.Object({
+  id: JobId,
+  index: Type.Integer({ minimum: 0, description: 'the task index (XLURM_ARRAY_TASK_ID)' }),
+  count: Type.Integer({ minimum: 1, description: 'tasks in the array' }),
+}, { additionalProperties: false, description: "the array id is its first task's job id" });
+export type ArrayRef = Static<typeof ArrayRef>;
+
 /** The full job: owner and root only. */
 export const Job = Type.Object({
   id: JobId,
@@ -124,9 +144,13 @@ export const Job = Type.Object({
   queue_timeout: Type.Optional(Nullable(Type.Integer({ description: 'seconds it may stay PENDING (docs/behaviour.md §21.6); null: unlimited. Always sent by this daemon' }))),
   cpus: Type.Optional(Type.Integer({ description: 'host CPUs it asked for (docs/behaviour.md §24.1); 0: none. Always sent by this daemon' })),
   mem: Type.Optional(Type.Integer({ description: 'host memory it asked for, in bytes; 0: none. Always sent by this daemon' })),
+  array: Type.Optional(Nullable(ArrayRef)),
   attempt: Type.Optional(Type.Integer({ minimum: 1, description: 'which run this is, from 1 (--retry, docs/behaviour.md §23.5). Always sent by this daemon' })),
   dependency: Type.Optional(Nullable(Type.String({ description: 'the -d list as submitted; null: none. Always sent by this daemon' }))),
   begin_at: Type.Optional(Nullable(UnixSeconds)),
+  // Fairness (docs/behaviour.md §22.1).
+  priority: Type.Optional(Type.Integer({ description: 'xlurm priority (root): -1000..1000, high first; 0 by default. Always sent by this daemon' })),
+  nice: Type.Optional(Type.Integer({ description: '--nice: 0..10000, low first; 0 by default. Always sent by this daemon' })),
 }, { additionalProperties: false });
 export type Job = Static<typeof Job>;
 
@@ -146,8 +170,21 @@ export const JobSummary = Type.Object({
   reason: Type.Union([Reason, Type.Null()], { description: 'as in Job' }),
   cpus: Type.Optional(Type.Integer({ description: 'as in Job. Always sent by this daemon' })),
   mem: Type.Optional(Type.Integer({ description: 'as in Job. Always sent by this daemon' })),
+  array: Type.Optional(Nullable(ArrayRef)),
+  priority: Type.Optional(Type.Integer({ description: 'as in Job. Always sent by this daemon' })),
+  nice: Type.Optional(Type.Integer({ description: 'as in Job. Always sent by this daemon' })),
 }, { additionalProperties: false });
 export type JobSummary = Static<typeof JobSummary>;
+
+/** One user's fair-share standing (docs/behaviour.md §22.2): numbers only. */
+export const ShareRow = Type.Object({
+  user: Type.String(),
+  uid: Type.Integer({ minimum: 0 }),
+  usage: Type.Number({ description: 'device-seconds used, all time (CPU-only jobs: CPU-seconds over the host\'s CPU count)' }),
+  decayed: Type.Number({ description: 'the same, decayed with fair_share_half_life: what the order compares' }),
+  rank: Type.Integer({ minimum: 1, description: '1: the lowest decayed usage, considered first among equal priority and nice' }),
+}, { additionalProperties: false });
+export type ShareRow = Static<typeof ShareRow>;
 
 export const DeviceStatus = Type.Union([
   Type.Literal('idle'), Type.Literal('busy'), Type.Literal('unknown'), Type.Literal('unhealthy'),
@@ -287,6 +324,7 @@ export const JobUpdate = Type.Object({
   queue_timeout: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
   name: Type.Optional(Type.String({ maxLength: 4096 })),
   begin_at: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'null: at once' }))),
+  nice: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: 'a new nice (docs/behaviour.md §22.1): only root may lower it' })),
 }, { additionalProperties: false });
 export type JobUpdate = Static<typeof JobUpdate>;
 const ById = Type.Object({ id: JobId }, { additionalProperties: false });
@@ -331,6 +369,9 @@ export const LimitsSettingsView = Type.Object({
   max_time_limit: Type.Optional(Type.String()),
   kill_grace: Type.String(),
   default_queue_timeout: Type.Optional(Type.String()),
+  users: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Integer(), Type.String()]), {
+    description: 'per-user limits (docs/behaviour.md §22.4) that are set, by dotted <user>.<key> (user `default` included), e.g. {"alice.devices": 8, "default.memory": "64G"}',
+  })),
 }, { additionalProperties: false });
 
 /** `[devices]` (docs/behaviour.md §21.5): groups as the file writes them; discovered ones are in `pools`. */
@@ -343,6 +384,8 @@ export const SchedulerSettingsView = Type.Object({
   mode: Type.Union([Type.Literal('greedy'), Type.Literal('reserve')]),
   reserve_min_devices: Type.Integer(),
   max_running_by_size: Type.Record(Type.String(), Type.Integer(), { description: 'device count → most running jobs holding exactly that many, e.g. {"8": 1}' }),
+  fair_share: Type.Optional(Type.Boolean({ description: 'order users by decayed usage (docs/behaviour.md §22.2)' })),
+  fair_share_half_life: Type.Optional(Type.String({ description: 'as written, e.g. 7d' })),
 }, { additionalProperties: false });
 
 /** `xlurm config show`: the running daemon's effective configuration. */
@@ -368,11 +411,20 @@ export const Ops = {
     req: Type.Object({
       all: Type.Optional(Type.Boolean({ description: 'false: only PENDING and RUNNING jobs; true or absent: any state' })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'only the newest N matching jobs' })),
+      array: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'only the tasks of this array, any state (all and limit then do not apply)' })),
+      index: Type.Optional(Type.Integer({ minimum: 0, maximum: 0xffffffff, description: 'with array: only the task of this index (A_I)' })),
+      order: Type.Optional(Type.Literal('schedule', { description: 'the PENDING rows last, in the order the scheduler considers them (xqueue -l, docs/behaviour.md §22.1); absent: id order' })),
     }, { additionalProperties: false }),
     res: Type.Array(JobSummary), doc: 'host-wide summaries in id order',
   },
   get: { req: ById, res: Job, doc: 'the full job (owner or root)' },
-  cancel: { req: ById, res: Empty, doc: 'cancel a pending or running job (owner or root); no-op when finished' },
+  cancel: {
+    req: Type.Object({
+      id: JobId,
+      array: Type.Optional(Type.Boolean({ description: "false: this job only, even when id is an array's id (xcancel A_I); absent or true: an array's id cancels every task of the array (xcancel A)" })),
+    }, { additionalProperties: false }),
+    res: Empty, doc: 'cancel a pending or running job (owner or root); no-op when finished',
+  },
   log: {
     req: Type.Object({ id: JobId, offset: Type.Optional(LogOffset) }, { additionalProperties: false }),
     res: Empty, doc: 'stream the job log from offset to its current end (owner or root)',
@@ -409,11 +461,18 @@ export const Ops = {
   // Workflows (docs/behaviour.md §23.3).
   hold: { req: JobIds, res: Empty, doc: 'hold pending jobs (owner or root): they do not start until released' },
   release: { req: JobIds, res: Empty, doc: 'release held jobs (owner or root)' },
-  update: { req: JobUpdate, res: Job, doc: "change a pending job's time limit, queue-wait timeout, name or begin time (owner or root)" },
+  update: { req: JobUpdate, res: Job, doc: "change a pending job's time limit, queue-wait timeout, name, begin time or nice (owner or root)" },
   // Accounting and observability (docs/behaviour.md §26.1, §26.3, §26.5).
   stats: { req: StatsArgs, res: StatsView, doc: 'usage statistics from the store: your own rows (root: every user and the host)' },
   metrics: { req: Empty, res: Type.Object({ text: Type.String({ description: 'the Prometheus text exposition' }) }, { additionalProperties: false }), doc: 'the metrics text that metrics_file holds (any user)' },
   monitor: { req: Empty, res: MonitorView, doc: 'one machine-wide snapshot for monitoring accounts (any user; no commands)' },
+  // Fairness (docs/behaviour.md §22.1-§22.3, §23.3).
+  priority: {
+    req: Type.Object({ id: JobId, priority: Type.Integer({ minimum: -1000, maximum: 1000 }) }, { additionalProperties: false }),
+    res: Job, doc: "set a pending job's admin priority, -1000..1000, high first (root)",
+  },
+  top: { req: ById, res: Job, doc: "move a pending job ahead of its owner's other pending jobs, never ahead of other users' (owner or root)" },
+  share: { req: Empty, res: Type.Array(ShareRow), doc: "fair share: every user's raw and decayed usage and rank, by rank (any user)" },
 } as const;
 
 export type OpName = keyof typeof Ops;

@@ -2,10 +2,11 @@
 // job in the queue; fair share from the usage of jobs that ran (kept across a restart); per-user
 // limits holding jobs with UserLimit and refusing submissions over pending_jobs; root exempt.
 import t from 'tap';
-import type { Owner } from '@xlurm/protocol';
+import type { JobSummary, Owner } from '@xlurm/protocol';
 import { userLimitsFromFile } from '../../../packages/daemon/src/scheduler/user-limits';
 import { sizeBytes } from '@xlurm/protocol';
-import { alice, makeCore, spec, startedBy } from '../../helpers/core';
+import { alice, aliceCaller, ctxOf, makeCore, spec, startedBy } from '../../helpers/core';
+import { queue } from '../../../packages/daemon/src/handlers/queue';
 import { waitFor } from '../../helpers/wait';
 
 const bob: Owner = { uid: 1001, gid: 1001, name: 'bob' };
@@ -94,4 +95,18 @@ t.test('per-user limits: UserLimit while over, released as jobs end; pending_job
   await startedBy(tc, a2.id);
   t.notOk(tc.runner.started().includes(a3.id));
   t.equal((await tc.core.submit(alice, spec({ count: 1 }))).state, 'PENDING', 'room for one more pending job');
+});
+
+t.test('xqueue -l: the pending rows last, in the order they would start', async (t) => {
+  const tc = await makeCore(t, { devices: 1 });
+  const holder = await tc.core.submit(alice, spec({ count: 1 }));
+  await startedBy(tc, holder.id);
+  const a = await tc.core.submit(alice, spec({ count: 1, nice: 5 }));
+  const b = await tc.core.submit(bob, spec({ count: 1 }));
+  const c = await tc.core.submit(alice, spec({ count: 1 }));
+  await tc.core.setPriority(c.id, 1);
+  t.same(tc.core.pendingOrder(), [c.id, b.id, a.id]);
+  const rows = queue(ctxOf(tc.core, aliceCaller), { all: false, order: 'schedule' }) as JobSummary[];
+  t.same(rows.map((r) => r.id), [holder.id, c.id, b.id, a.id]);
+  t.same((queue(ctxOf(tc.core, aliceCaller), { all: false }) as JobSummary[]).map((r) => r.id), [holder.id, a.id, b.id, c.id], 'without it: id order');
 });

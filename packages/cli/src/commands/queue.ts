@@ -1,7 +1,9 @@
 import type { XCommand } from '../command';
-import { flag, jobId, noExtra, single } from '../argv';
+import { flag, noExtra, single } from '../argv';
 import { engine } from '../engine';
-import { UsageError } from '../errors';
+import { ExitWith, UsageError } from '../errors';
+import { arrayTasks, cancelTask, resolveJobArg } from '../array';
+import { waitOrFollow } from '../wait';
 import { jobDetail, queueTable } from '../format/queue';
 import { writeOut } from '../io';
 import { cancelJob } from './cancel';
@@ -21,6 +23,8 @@ const QUEUE_OPTIONS = {
   long: { alias: 'l', type: 'boolean', describe: 'Add a REASON column (why a pending job waits)' },
   json: { type: 'boolean', describe: 'Print JSON' },
   cancel: { type: 'string', describe: 'Cancel job ID (same as xcancel ID)' },
+  wait: { type: 'boolean', describe: 'Wait until every JOB_ID has ended, print nothing, exit with the first non-zero exit code (else 0)' },
+  follow: { alias: 'f', type: 'boolean', describe: "Stream the job's log from its start until it ends, then exit with its exit code (Ctrl-C stops following; the job runs on)" },
 } as const;
 
 const queue: XCommand = {
@@ -31,6 +35,10 @@ const queue: XCommand = {
   options: QUEUE_OPTIONS,
   builder: (y) => y.options(QUEUE_OPTIONS),
   async handler(args) {
+    // docs/behaviour.md §23.6: --wait takes several ids.
+    if (flag(args.wait) || flag(args.follow)) {
+      throw new ExitWith(await waitOrFollow(args));
+    }
     noExtra(args, 1);
     const idText = args._[0];
     const cancel = single(args.cancel, '--cancel <ID>');
@@ -40,16 +48,26 @@ const queue: XCommand = {
     if (flag(args.log) && idText === undefined) {
       throw new UsageError('the following required arguments were not provided:\n  <JOB_ID>');
     }
-    if (cancel !== undefined) return cancelJob(jobId(cancel, '--cancel <ID>'));
+    if (cancel !== undefined) {
+      const arg = await resolveJobArg(cancel, '--cancel <ID>');
+      return arg.task ? cancelTask(cancel, arg.id) : cancelJob(arg.id);
+    }
     if (idText !== undefined) {
-      const id = jobId(idText, '[JOB_ID]');
+      const { id, task } = await resolveJobArg(idText, '[JOB_ID]');
       if (flag(args.log)) return printLog(id);
       const job = await engine().get(id);
+      // `xqueue A` lists array A's tasks; `xqueue A_I` shows one (docs/behaviour.md §23.2).
+      if (!task && job.array && job.array.id === id) {
+        const rows = await arrayTasks(id);
+        await writeOut(flag(args.json) ? pretty(rows) : queueTable(rows, true, undefined, flag(args.long)));
+        return;
+      }
       await writeOut(flag(args.json) ? pretty(job) : jobDetail(job, Math.floor(Date.now() / 1000)));
       return;
     }
     const all = flag(args.all);
-    const rows = await engine().queue(all);
+    // -l: pending jobs in the order they would start (docs/behaviour.md §22.1).
+    const rows = await engine().queue(all, flag(args.long));
     await writeOut(flag(args.json) ? pretty(rows) : queueTable(rows, all, undefined, flag(args.long)));
   },
 };

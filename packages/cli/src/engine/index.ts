@@ -35,8 +35,11 @@ export interface Engine {
   submit(s: Submission, ctx: SubmitContext): Promise<number>;
   /** xrun: run the job in the foreground, its output streamed; resolves to the exit status (Ctrl-C/SIGTERM cancel it). */
   run(s: Submission, ctx: SubmitContext): Promise<number>;
-  /** xqueue's rows (active jobs; with `all`, the newest finished ones too). */
-  queue(all: boolean): Promise<JobSummary[]>;
+  /**
+   * xqueue's rows (active jobs; with `all`, the newest finished ones too);
+   * `scheduleOrder` (xqueue -l): pending rows last, in the order they would start, where the engine knows it.
+   */
+  queue(all: boolean, scheduleOrder?: boolean): Promise<JobSummary[]>;
   /** One job in full. */
   get(id: number): Promise<Job>;
   /** Ask for its cancellation. */

@@ -47,10 +47,11 @@ export class LocalEngine implements Engine {
     }
   }
 
-  async queue(all: boolean): Promise<JobSummary[]> {
+  async queue(all: boolean, scheduleOrder = false): Promise<JobSummary[]> {
     // The daemon selects the newest rows itself, so the cost does not grow with history;
     // selectRows applies the same rule again (a no-op on such a reply) and sorts.
-    return selectRows(await request('queue', { all, limit: QUEUE_ROWS }) as JobSummary[], all);
+    const order = scheduleOrder ? { order: 'schedule' as const } : {};
+    return selectRows(await request('queue', { all, limit: QUEUE_ROWS, ...order }) as JobSummary[], all);
   }
 
   async get(id: number): Promise<Job> {
