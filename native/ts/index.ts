@@ -39,6 +39,9 @@ export interface ProbeRow {
   uuid: string | null;
   processes: number[] | null;
   health: 'ok' | 'unhealthy' | null;
+  /** Utilisation in percent and memory in use in bytes, only where the library reports them (docs/behaviour.md §26.2). */
+  utilization?: number;
+  memory_used?: number;
   error: string | null;
 }
 

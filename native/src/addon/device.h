@@ -43,6 +43,10 @@ struct ProbeRow {
   bool has_processes = false;
   std::vector<uint32_t> processes;  // host PIDs of compute processes
   Health health = Health::kNone;    // kNone: the library has no health query
+  // For samples (docs/behaviour.md §26.2), where the library reports them: utilisation in percent
+  // (0-100) and memory in use in bytes; -1: not reported. Never an error of the device.
+  int64_t utilization = -1;
+  int64_t memory_used = -1;
   std::string error;
 };
 

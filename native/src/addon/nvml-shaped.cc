@@ -8,7 +8,9 @@
 //             nvmlDeviceGetName
 //   Probe     per id: handle by index, UUID (the daemon compares it with discovery), compute
 //             processes (_v3, else _v2, else plain; rows validated, see DecodeProcessRows)
-//             then, when exported, nvmlDeviceGetTopologyCommonAncestor per pair (device groups)
+//             then, when exported, nvmlDeviceGetTopologyCommonAncestor per pair (device groups);
+//             and, when exported, nvmlDeviceGetUtilizationRates and nvmlDeviceGetMemoryInfo
+//             (utilisation and memory in use for samples, never a device error)
 //   Shutdown  nvmlShutdown, once per successful init
 #include "nvml-shaped.h"
 
@@ -64,7 +66,11 @@ using HandleByIndexFn = nvmlReturn_t (*)(unsigned int, nvmlDevice_t*);
 using StringFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
 using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
 using TopologyFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
-using MinorFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);  // nvmlGpuTopologyLevel_t is an int enum
+using MinorFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
+struct Utilization { unsigned int gpu; unsigned int memory; };   // nvmlUtilization_t, percent
+struct MemoryInfo { unsigned long long total, free, used; };     // nvmlMemory_t (v1), bytes
+using UtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, Utilization*);
+using MemoryFn = nvmlReturn_t (*)(nvmlDevice_t, MemoryInfo*);  // nvmlGpuTopologyLevel_t is an int enum
 
 // NVML_TOPOLOGY_MULTIPLE: the two GPUs share a PCIe switch hierarchy (one or more switches)
 // without going through a host bridge; INTERNAL (0, one board) and SINGLE (10, one switch) are
@@ -145,6 +151,8 @@ class NvmlShaped : public Vendor {
     processes_ = reinterpret_cast<ProcessesFn>(need({api_.processes[0], api_.processes[1], api_.processes[2]}, &procs_symbol));
     if (api_.topology) topology_ = reinterpret_cast<TopologyFn>(FindSymbol(lib, {api_.topology}));
     if (api_.minor) minor_ = reinterpret_cast<MinorFn>(FindSymbol(lib, {api_.minor}));
+    if (api_.utilization) utilization_ = reinterpret_cast<UtilizationFn>(FindSymbol(lib, {api_.utilization}));
+    if (api_.memory) memory_ = reinterpret_cast<MemoryFn>(FindSymbol(lib, {api_.memory}));
     if (missing) return path + " does not export " + missing + " (not an " + api_.library + " library?)";
     // Preferred layout first (docs/driver-apis.md §1.6): the versioned symbols take 24-byte rows,
     // except on the drivers that used 32 (535.43-535.86) or 16 bytes behind _v3.
@@ -222,6 +230,21 @@ class NvmlShaped : public Vendor {
     nodes->push_back(std::string(api_.node_prefix) + std::to_string(minor));
   }
 
+  // Utilisation and memory in use for samples. Optional: a failed or absurd answer is simply not
+  // reported, never the device's error (its status comes from the queries above).
+  void Readings(nvmlDevice_t h, ProbeRow* r) {
+    if (utilization_) {
+      Utilization u{};
+      Enter(api_.utilization);
+      if (utilization_(h, &u) == kSuccess && u.gpu <= 100) r->utilization = u.gpu;
+    }
+    if (memory_) {
+      MemoryInfo m{};
+      Enter(api_.memory);
+      if (memory_(h, &m) == kSuccess && m.used <= m.total && m.total > 0) r->memory_used = static_cast<int64_t>(m.used);
+    }
+  }
+
   void Probe(const std::vector<uint32_t>& ids, std::vector<ProbeRow>* out) override {
     for (uint32_t id : ids) {
       ProbeRow r;
@@ -236,6 +259,7 @@ class NvmlShaped : public Vendor {
         r.error = Processes(h, &r.processes);
         r.has_processes = r.error.empty();
       }
+      if (r.error.empty()) Readings(h, &r);
       out->push_back(std::move(r));
     }
   }
@@ -318,6 +342,8 @@ class NvmlShaped : public Vendor {
   ProcessesFn processes_ = nullptr;
   TopologyFn topology_ = nullptr;
   MinorFn minor_ = nullptr;
+  UtilizationFn utilization_ = nullptr;
+  MemoryFn memory_ = nullptr;
   std::vector<size_t> strides_;
 };
 

@@ -39,6 +39,10 @@ struct NvmlShapedApi {
   // library that does not export it, or a failed call, leaves the device's nodes unknown.
   const char* minor;
   const char* node_prefix;
+  // …DeviceGetUtilizationRates and …DeviceGetMemoryInfo, read at each probe for samples
+  // (docs/behaviour.md §26.2); nullptr, a library without them or a failed call: not reported.
+  const char* utilization = nullptr;
+  const char* memory = nullptr;
 };
 
 // A Vendor for the library `api` describes (which must outlive it: use a static table).

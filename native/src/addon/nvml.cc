@@ -28,6 +28,8 @@ constexpr NvmlShapedApi kNvml = {
     /*topology=*/"nvmlDeviceGetTopologyCommonAncestor",
     /*minor=*/"nvmlDeviceGetMinorNumber",
     /*node_prefix=*/"/dev/nvidia",
+    /*utilization=*/"nvmlDeviceGetUtilizationRates",
+    /*memory=*/"nvmlDeviceGetMemoryInfo",
 };
 
 }  // namespace

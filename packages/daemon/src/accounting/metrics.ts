@@ -8,10 +8,9 @@ import { KIND_LABEL, VERSION, type Device } from '@xlurm/protocol';
 import { DeviceStatus, JobState, ReasonCode } from '@xlurm/protocol/dist/schemas';
 import type Database from 'better-sqlite3';
 import type { Core } from '../core';
+import type { DeviceReading } from '../devices/backend';
 import { passSeconds, type Histogram } from './histogram';
 
-/** What the latest probe read of a device, where its library reports it. */
-export interface DeviceReading { utilization?: number | undefined; memoryUsed?: number | undefined }
 
 const literals = (u: { anyOf: ReadonlyArray<{ const?: unknown }> }): string[] => u.anyOf.map((x) => String(x.const));
 const STATES = literals(JobState as never);

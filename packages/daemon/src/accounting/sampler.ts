@@ -15,7 +15,8 @@
 import type Database from 'better-sqlite3';
 import type { Core } from '../core';
 import { DEFAULT_ACCOUNTING, type AccountingSettings } from './settings';
-import { deviceLabel, metricsText, type DeviceReading } from './metrics';
+import type { DeviceReading } from '../devices/backend';
+import { deviceLabel, metricsText } from './metrics';
 import { readHost } from './host';
 import { writeAtomically } from './metrics-file';
 

@@ -18,10 +18,10 @@ export interface ProbeResult {
    * them (docs/behaviour.md §20.4).
    */
   pids?: number[];
-  /** Utilisation (0–1) and memory in use (bytes), where the library reports them (docs/behaviour.md §26.2). */
-  utilization?: number;
-  memoryUsed?: number;
 }
+
+/** Utilisation (0–1) and memory in use (bytes) as a device's latest probe read them, where the library reports them (docs/behaviour.md §26.2). */
+export interface DeviceReading { utilization?: number | undefined; memoryUsed?: number | undefined }
 
 /** How many PIDs of a busy device are kept: enough to find the culprit, short enough for a one-line reason. */
 export const MAX_BUSY_PIDS = 4;
@@ -47,6 +47,8 @@ export interface Backend {
   readonly nodes?: ReadonlyMap<number, readonly string[]>;
   /** Query the given devices (by id). Must resolve, never reject, within its deadline. */
   probe(ids: readonly number[]): Promise<Map<number, ProbeResult>>;
+  /** What the latest probes read besides the status, by device id (samples); absent: nothing. */
+  readings?(): ReadonlyMap<number, DeviceReading>;
   /** Release the library. */
   close(): void;
 }

@@ -6,7 +6,7 @@
 import type { Device, DeviceKind, DeviceView } from '@xlurm/protocol';
 import { KIND_LABEL } from '@xlurm/protocol';
 import { deviceKey } from '../scheduler/place';
-import type { Backend, ProbeResult } from './backend';
+import type { Backend, DeviceReading, ProbeResult } from './backend';
 
 export const POLL_INTERVAL_MS = 2000;
 
@@ -37,10 +37,12 @@ export class DeviceManager {
    */
   private readonly stale = new Map<string, number>();
   private probeSeq = 0;
-  /** Utilisation and memory of the latest probe, by label (nv:0), for samples (accounting/sampler.ts). */
-  private readonly latestReadings = new Map<string, { utilization?: number | undefined; memoryUsed?: number | undefined }>();
-
-  readings(): ReadonlyMap<string, { utilization?: number | undefined; memoryUsed?: number | undefined }> { return this.latestReadings; }
+  /** Utilisation and memory as the latest probes read them, by label (nv:0), for samples (accounting/sampler.ts). */
+  readings(): ReadonlyMap<string, DeviceReading> {
+    const m = new Map<string, DeviceReading>();
+    for (const b of this.backends) for (const [id, r] of b.readings?.() ?? []) m.set(`${KIND_LABEL[b.kind]}:${id}`, r);
+    return m;
+  }
 
   constructor(
     private readonly backends: Backend[],
@@ -134,7 +136,6 @@ export class DeviceManager {
           changed = true;
         }
         const prev = this.status.get(k);
-        this.latestReadings.set(`${KIND_LABEL[d.kind]}:${d.id}`, { utilization: r.utilization, memoryUsed: r.memoryUsed });
         if (!prev || prev.status !== r.status || prev.error !== r.error || !samePids(prev.pids, r.pids)) {
           changed = true;
           this.logTransition(d, prev, r);

@@ -12,7 +12,7 @@ import {
   deviceClose, deviceDiscover, deviceOpen, deviceProbe,
   type DeviceHandle, type ProbeRow, type RawDevice,
 } from '@xlurm/native';
-import type { Backend, BackendFactory, ProbeResult } from './backend';
+import type { Backend, BackendFactory, DeviceReading, ProbeResult } from './backend';
 import { busyPids } from './backend';
 
 /** Opening and discovery run once at start-up, synchronously, at most this long each. */
@@ -98,6 +98,8 @@ function defaultDevice(kind: DeviceKind, raw: RawDevice): Device {
 
 export class NativeBackend implements Backend {
   private closed = false;
+  /** Utilisation and memory in use from the latest probe, by device id (samples, docs/behaviour.md §26.2). */
+  private readonly latest = new Map<number, DeviceReading>();
 
   constructor(
     readonly kind: DeviceKind,
@@ -116,14 +118,26 @@ export class NativeBackend implements Backend {
       rows = await deviceProbe(this.handle, ids, PROBE_DEADLINE_MS);
     } catch (e) {
       for (const id of ids) out.set(id, { status: 'unknown', error: (e as Error).message });
+      for (const id of ids) this.latest.delete(id); // a stalled driver's old figures are not current
       return out;
     }
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const id of ids) {
       const d = this.devices.find((x) => x.id === id);
       out.set(id, d ? this.statusOf(d, byId.get(id)) : { status: 'unknown', error: `device ${id} was not discovered` });
+      this.keepReadings(id, byId.get(id));
     }
     return out;
+  }
+
+  readings(): ReadonlyMap<number, DeviceReading> { return this.latest; }
+
+  /** Utilisation as a ratio, memory in bytes, where the row reports them. */
+  private keepReadings(id: number, row: ProbeRow | undefined): void {
+    const r: DeviceReading = {};
+    if (typeof row?.utilization === 'number') r.utilization = row.utilization / 100;
+    if (typeof row?.memory_used === 'number') r.memoryUsed = row.memory_used;
+    if (r.utilization === undefined && r.memoryUsed === undefined) this.latest.delete(id); else this.latest.set(id, r);
   }
 
   close(): void {
