@@ -17,6 +17,8 @@ import { DiscoveryError, discover } from './devices/discovery';
 import { registerBackends } from './devices/register';
 import { logLine } from './log';
 import { Runner } from './runner/runner';
+import { JobLimits } from './resources/job-limits';
+import { resourcesOf } from './resources/room';
 import { CLEANUP_INTERVAL_MS, runCleanup } from './retention';
 import { Server } from './server';
 import { reloadConfig } from './handlers/reload';
@@ -90,10 +92,13 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
   undo.push(() => store.close());
   store.onSyncError = (e) => logLine(`cannot sync the job database: ${e.message}; waiting requests get a storage error`);
   const euid = process.geteuid!();
+  // Each job's cgroup (docs/behaviour.md §24.3). XLURM_CGROUP_ROOT comes from the daemon's own
+  // environment (tests, unusual mounts), never from a job's.
+  const limits = JobLimits.forHost(home, euid === 0, () => resourcesOf(core.cfg), logLine, process.env.XLURM_CGROUP_ROOT || undefined);
   const runner = new Runner(home, stepdPath(), euid === 0, {
     finished: (id, o) => core.complete(id, o),
     deferred: (id, reason) => core.deferStart(id, reason),
-  }, logLine, () => core.now());
+  }, logLine, () => core.now(), limits);
   undo.push(() => runner.stop());
   core = new Core(home, cfg, store, devices, runner, euid, logLine);
   // A missing lock file proves "never spawned" only within one boot: after a
@@ -103,6 +108,7 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
   try { bootId = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(); } catch { bootId = ''; }
   runner.trustMissingLock = bootId !== '' && store.swapBootId(bootId) === bootId;
   core.recover();
+  limits.sweep(new Set(core.runningIds())); // cgroups of jobs that ended while no daemon ran
   await devices.start();
   core.scheduleSoon();
   runCleanup(core);

@@ -5,6 +5,7 @@
  */
 import type { Job } from '@xlurm/protocol';
 import { visibilityEnv } from './visibility';
+import { applyResourceEnv } from '../resources/job-view';
 
 export function jobEnv(job: Job): string[] {
   const env = new Map<string, string>(Object.entries(job.spec.env));
@@ -12,6 +13,7 @@ export function jobEnv(job: Job): string[] {
   env.set('LOGNAME', job.owner.name);
   env.set('XLURM_JOB_ID', String(job.id));
   env.set('XLURM_SUBMIT_DIR', job.spec.cwd);
+  applyResourceEnv(env, job.spec.env, job.spec.cpus ?? 0, job.spec.mem ?? 0); // docs/behaviour.md §24.4
   for (const [k, v] of Object.entries(visibilityEnv(job.devices))) {
     if (v === null) env.delete(k); else env.set(k, v);
   }

@@ -7,6 +7,7 @@
  */
 import type { Outcome } from '@xlurm/protocol';
 import type { StoredJob } from '../store/store';
+import { ENFORCE_PREFIX, EnforceError, type JobLimits } from '../resources/job-limits';
 import { JobFiles } from './job-files';
 import { Liveness } from './liveness';
 import { Supervisors, type Prepared } from './supervisors';
@@ -33,15 +34,20 @@ export class Runner {
     home: string,
     stepd: string,
     switchUser: boolean,
-    events: RunnerEvents,
+    private readonly events: RunnerEvents,
     private readonly log: (msg: string) => void,
-    now: () => number,
+    private readonly now: () => number,
+    /** Each job's cgroup (docs/behaviour.md §24.3); absent: jobs run without (unit tests). */
+    private readonly limits?: JobLimits,
   ) {
     this.files = new JobFiles(home);
-    this.liveness = new Liveness(this.files, events, log, now);
+    // A job's cgroup is measured, emptied and removed before its end is reported, so its
+    // devices are released only once nothing of it is left (docs/behaviour.md §24.6).
+    const finished = (id: number, o: Outcome) => events.finished(id, limits ? limits.finish(id, o) : o);
+    this.liveness = new Liveness(this.files, { ...events, finished }, log, now);
     this.supervisors = new Supervisors(stepd, switchUser, this.files, {
-      deferred: (id, reason) => events.deferred(id, reason),
-      failed: (id, error) => events.finished(id, { state: 'FAILED', exit_code: 1, finished_at: now(), error }),
+      deferred: (id, reason) => { limits?.discard(id); events.deferred(id, reason); },
+      failed: (id, error) => finished(id, { state: 'FAILED', exit_code: 1, finished_at: now(), error }),
       exited: (id) => this.liveness.reaped(id),
       untracked: (id) => this.liveness.adopt([id]),
       launcherLost: (ids) => this.liveness.launcherLost(ids),
@@ -63,7 +69,18 @@ export class Runner {
   }
 
   /** A job's descriptors made ready ahead of its start (see Supervisors.prepare); undefined: reported as not started. */
-  prepare(job: StoredJob): Prepared | undefined { return this.supervisors.prepare(job); }
+  prepare(job: StoredJob): Prepared | undefined {
+    let cgroup;
+    try {
+      cgroup = this.limits?.setup(job) ?? undefined;
+    } catch (e) {
+      if (!(e instanceof EnforceError)) throw e;
+      // Fail closed: a job that must be protected never runs unprotected.
+      this.events.finished(job.id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: ENFORCE_PREFIX + e.message });
+      return undefined;
+    }
+    return this.supervisors.prepare(job, cgroup);
+  }
 
   /** Start a prepared job's supervisor; the prepared descriptors are closed either way. */
   start(p: Prepared): void { this.supervisors.start(p); }
@@ -89,10 +106,14 @@ export class Runner {
   }
 
   /** Watch RUNNING jobs through their locks (afterRestart: loaded by a new daemon; see Liveness.adopt). */
-  adopt(ids: number[], afterRestart = false): void { this.liveness.adopt(ids, afterRestart); }
+  adopt(ids: number[], afterRestart = false): void {
+    if (afterRestart) this.limits?.adopt(ids);
+    this.liveness.adopt(ids, afterRestart);
+  }
 
   stop(): void {
     this.supervisors.stop();
     this.liveness.stop();
+    this.limits?.close();
   }
 }

@@ -15,6 +15,7 @@ import { jobArgv, jobEnv } from './job-env';
 import type { JobFiles } from './job-files';
 import { SupervisorLauncher } from './launcher';
 import { encodeStepdSpec } from './stepd-spec';
+import type { JobCgroupSpec } from '../resources/job-limits';
 
 /** Pause before starting another launcher after one failed or went away (jobs start directly meanwhile). */
 const LAUNCHER_RETRY_MS = 1000;
@@ -79,7 +80,7 @@ export class Supervisors {
    * the job's start-up latency; nothing runs before start(). On failure the
    * job is reported as not started and undefined is returned.
    */
-  prepare(job: StoredJob): Prepared | undefined {
+  prepare(job: StoredJob, cgroup?: JobCgroupSpec): Prepared | undefined {
     const p = this.files.paths(job.id);
     let specFd = -1;
     let logFd = -1;
@@ -93,6 +94,7 @@ export class Supervisors {
         jobId: job.id, resultPath: p.result, cancelPath: p.cancel, uid: job.owner.uid, gid: job.owner.gid,
         ownerName: job.owner.name, groups, switchUser: this.switchUser, cwd: job.spec.cwd,
         timeLimit: job.spec.time_limit ?? 0, killGrace: Math.min(this.killGrace, U32_MAX), argv: jobArgv(job), env: jobEnv(job),
+        ...(cgroup ? { cgroupDirs: cgroup.dirs, cgroupKill: cgroup.killFile } : {}),
       }));
       logFd = this.files.openLog(job.id);
       // The lock file last: one that exists proves the steps above were done (see liveness.ts).

@@ -1,0 +1,112 @@
+/**
+ * What the runner asks of a job's cgroup (docs/behaviour.md §24.3–§24.6):
+ * `setup` before the supervisor starts (the limits from the job's request
+ * and `[resources]`, its CPUs picked distinct from the other jobs' where the
+ * counts allow), `finish` once its result is read (what the cgroup measured
+ * goes into the result, an OOM kill makes it OUT_OF_MEMORY, and whatever is
+ * left is killed before the devices are released), `adopt` after a restart.
+ *
+ * Fail closed: a job that asks for CPUs or memory, or any job while
+ * `require_cgroup` is set, never runs without its cgroup; any other job
+ * whose cgroup cannot be made runs as before (the daemon logs why, once).
+ */
+import type { Outcome } from '@xlurm/protocol';
+import type { StoredJob } from '../store/store';
+import { Cgroups, EnforceError, oomError, pickCpus, type JobCgroup } from './cgroup';
+import { cgroupBases, detectLayout, underSystemd, type CgroupLayout } from './layout';
+import type { ResourcesSettings } from './settings';
+
+export { EnforceError } from './cgroup';
+
+/** The prefix of a start that failed closed (docs/behaviour.md §24.3). */
+export const ENFORCE_PREFIX = "cannot enforce the job's limits: ";
+
+/** What the supervisor's spec carries. */
+export interface JobCgroupSpec { dirs: string[]; killFile: string | null }
+
+export class JobLimits {
+  private warned = false;
+
+  constructor(
+    readonly cgroups: Cgroups,
+    private readonly settings: () => ResourcesSettings,
+    private readonly log: (msg: string) => void,
+  ) {}
+
+  /**
+   * The daemon's cgroups on this host: detected from mountinfo (root only:
+   * another user cannot make cgroups here). `root` is the daemon's own
+   * XLURM_CGROUP_ROOT (tests, unusual mounts), never a job's.
+   */
+  static forHost(home: string, isRoot: boolean, settings: () => ResourcesSettings, log: (msg: string) => void, root?: string): JobLimits {
+    const layout: CgroupLayout = isRoot ? detectLayout() : { kind: 'none', v1: {} };
+    const bases = cgroupBases(layout, home, { ...(root ? { root } : {}), systemd: !root && underSystemd() });
+    return new JobLimits(new Cgroups({ layout, bases, log }), settings, log);
+  }
+
+  /** Must this job run in its cgroup or not at all? */
+  private mustEnforce(job: StoredJob): boolean {
+    return (job.spec.cpus ?? 0) > 0 || (job.spec.mem ?? 0) > 0 || this.settings().requireCgroup;
+  }
+
+  /**
+   * Make the job's cgroup. Throws EnforceError (the job fails with
+   * ENFORCE_PREFIX + its message) when it cannot and must; null when it
+   * runs without one.
+   */
+  setup(job: StoredJob): JobCgroupSpec | null {
+    const r = this.settings();
+    const cpus = job.spec.cpus ?? 0;
+    const limits = {
+      cpus, cpuset: cpus > 0 ? pickCpus(cpus, r.cpuList, this.cgroups.takenCpus()) : null,
+      mem: job.spec.mem ?? 0, memoryHighRatio: r.memoryHighRatio, swap: r.swap, pidsMax: r.pidsMax,
+    };
+    if (!this.cgroups.available) {
+      if (this.mustEnforce(job)) throw new EnforceError(this.cgroups.layout.kind === 'none' && process.geteuid?.() !== 0 ? 'cgroups need a daemon running as root' : 'no cgroup hierarchy is mounted on this host');
+      return null;
+    }
+    let cg: JobCgroup;
+    try {
+      cg = this.cgroups.create(job.id, limits, job.devices);
+    } catch (e) {
+      if (this.mustEnforce(job)) throw e;
+      if (!this.warned) this.log(`jobs run without cgroups: ${(e as Error).message}`);
+      this.warned = true;
+      return null;
+    }
+    return { dirs: cg.dirs, killFile: cg.killFile };
+  }
+
+  /** The job did not start after all (it waits for a later start): its cgroup goes. */
+  discard(id: number): void { this.cgroups.remove(id); }
+
+  /**
+   * The job's result, with what its cgroup measured (docs/behaviour.md
+   * §24.5); its cgroup is emptied and removed before the caller releases
+   * the devices.
+   */
+  finish(id: number, o: Outcome): Outcome {
+    const cg = this.cgroups.get(id);
+    if (!cg) return o;
+    const usage = this.cgroups.usage(id);
+    this.cgroups.remove(id);
+    if (!usage) return o;
+    const out: Outcome = { ...o };
+    if (usage.peakMemory !== null) out.peak_memory = usage.peakMemory;
+    if (usage.cpuSeconds !== null) out.cpu_seconds = usage.cpuSeconds;
+    // The kernel's OOM kill of a job with a memory limit; a cancel or a time-out that came first says more.
+    if (usage.oomKilled && cg.mem > 0 && (o.state === 'FAILED' || o.state === 'COMPLETED')) {
+      out.state = 'OUT_OF_MEMORY';
+      out.exit_code = 137;
+      out.error = oomError(cg.mem, usage.peakMemory);
+    }
+    return out;
+  }
+
+  /** After a restart: the running jobs' cgroups are this daemon's again; those of jobs that are not running go. */
+  adopt(ids: readonly number[]): void { this.cgroups.adopt(ids); }
+
+  sweep(running: ReadonlySet<number>): void { this.cgroups.sweep(running); }
+
+  close(): void { this.cgroups.close(); }
+}

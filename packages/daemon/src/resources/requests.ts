@@ -1,0 +1,30 @@
+/**
+ * A job's CPUs and memory at submission (docs/behaviour.md §24.1): the
+ * host's defaults for a job that asks for none, and the refusal of a
+ * request larger than the host ever gives jobs. Applied once, in
+ * Core.submit, so the stored spec holds the effective values.
+ */
+import type { Submission } from '@xlurm/protocol';
+import { XlurmError, formatSize } from '@xlurm/protocol';
+import type { ResourcesSettings } from './settings';
+
+type Limits = Pick<ResourcesSettings, 'cpuList' | 'memory' | 'defaultCpus' | 'defaultMemory'>;
+
+/** The spec with the effective `cpus` and `mem` (set only where non-zero); throws INFEASIBLE for a request the host can never give. */
+export function withResources(spec: Submission, r: Limits): Submission {
+  const cpus = spec.cpus ?? r.defaultCpus;
+  const mem = spec.mem ?? r.defaultMemory;
+  if (cpus > r.cpuList.length) {
+    throw new XlurmError('INFEASIBLE', `requested ${cpus} CPUs, but the host gives jobs at most ${r.cpuList.length}`);
+  }
+  if (mem > r.memory) {
+    throw new XlurmError('INFEASIBLE', `requested ${formatSize(mem)} memory, but the host gives jobs at most ${formatSize(r.memory)}`);
+  }
+  if (spec.cpus === (cpus || undefined) && spec.mem === (mem || undefined)) return spec;
+  const out: Submission = { ...spec };
+  delete out.cpus;
+  delete out.mem;
+  if (cpus) out.cpus = cpus;
+  if (mem) out.mem = mem;
+  return out;
+}

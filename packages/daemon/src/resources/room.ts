@@ -1,0 +1,25 @@
+/**
+ * The host's CPUs and memory as a scheduling pass sees them (docs/behaviour.md
+ * §24.2): what `[resources]` lets jobs have, what the running jobs asked
+ * for, and MemAvailable read now. Core builds it for each pass that may
+ * start a job; the pass itself (scheduler/host-fit.ts) reads no file.
+ */
+import type { Job } from '@xlurm/protocol';
+import type { HostRoom } from '../scheduler/host-fit';
+import { readMeminfo } from './host';
+import { defaultResources, type ResourcesSettings } from './settings';
+
+let defaults: ResourcesSettings | undefined;
+
+/** `[resources]` in force: the configured table, else every default (read from the host once). */
+export function resourcesOf(cfg: { resources?: ResourcesSettings }): ResourcesSettings {
+  return cfg.resources ?? (defaults ??= defaultResources());
+}
+
+export function hostRoom(r: ResourcesSettings, running: Iterable<Job>, meminfo = readMeminfo): HostRoom {
+  let usedCpus = 0;
+  let usedMem = 0;
+  for (const j of running) { usedCpus += j.spec.cpus ?? 0; usedMem += j.spec.mem ?? 0; }
+  const m = meminfo();
+  return { cpus: r.cpuList.length, usedCpus, memory: r.memory, usedMem, memAvailable: m ? m.available : null, minAvailable: r.minAvailable };
+}

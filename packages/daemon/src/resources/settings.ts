@@ -1,0 +1,111 @@
+/**
+ * `[resources]` (docs/behaviour.md §24): the host CPUs and memory jobs may
+ * be given, the floor MemAvailable must keep, the defaults of jobs that ask
+ * for nothing, and how strictly cgroups are required. Checked against the
+ * host when the file is read (start and reload).
+ */
+import { formatSize, sizeBytes } from '@xlurm/protocol';
+import { formatCpuList, onlineCpus, parseCpuList, readMeminfo } from './host';
+
+export interface ResourcesSettings {
+  /** The CPUs jobs may be pinned to, ascending (`cpus`; "all": every online CPU). */
+  cpuList: number[];
+  /** As the file writes it ("all" unless set). */
+  cpusText: string;
+  /** Bytes jobs may be given in all (`memory`; default MemTotal - reserve_memory). */
+  memory: number;
+  /** The file's `memory` text, when set. */
+  memoryText?: string;
+  reserveMemory: number;
+  minAvailable: number;
+  memoryHighRatio: number;
+  swap: boolean;
+  defaultCpus: number;
+  defaultMemory: number;
+  requireCgroup: boolean;
+  deviceIsolation: boolean;
+  /** The low-memory guard (docs/behaviour.md §24.7); 0: off. */
+  lowMemoryFloor: number;
+  lowMemorySamples: number;
+  /** pids.max of each job's cgroup; 0: not set. */
+  pidsMax: number;
+}
+
+/** The file's table as parsed (the schema has checked types and the size texts). */
+export interface ResourcesTable {
+  cpus?: string; memory?: string; reserve_memory?: string; min_available?: string; memory_high_ratio?: number;
+  swap?: boolean; default_cpus?: number; default_memory?: string; require_cgroup?: boolean; device_isolation?: boolean;
+  low_memory_floor?: string; low_memory_samples?: number; pids_max?: number;
+}
+
+const G = 1024 ** 3;
+
+/** What the settings are checked against; read from the host unless given (tests). */
+export interface HostFacts { cpus: readonly number[]; memTotal: number }
+
+export function hostFacts(): HostFacts {
+  const m = readMeminfo();
+  return { cpus: onlineCpus(), memTotal: m ? m.total : 0 };
+}
+
+/** The settings from `[resources]`, or the first problem (dotted key and message). */
+export function resourcesSettings(t: ResourcesTable | undefined, host: HostFacts = hostFacts()): ResourcesSettings | { key: string; problem: string } {
+  const tb = t ?? {};
+  const size = (v: string | undefined, d: number) => (v === undefined ? d : sizeBytes(v)!);
+  let cpuList = [...host.cpus];
+  let cpusText = 'all';
+  if (tb.cpus !== undefined && tb.cpus !== 'all') {
+    const l = parseCpuList(tb.cpus);
+    if (!l || l.length === 0) return { key: 'resources.cpus', problem: `invalid CPU list '${tb.cpus}': use "all" or a list such as "2-63" or "0-3,8-11"` };
+    const online = new Set(host.cpus);
+    const missing = l.filter((c) => !online.has(c));
+    if (missing.length) return { key: 'resources.cpus', problem: `CPU ${formatCpuList(missing)} not online on this host (online: ${formatCpuList(host.cpus)})` };
+    cpuList = l;
+    cpusText = tb.cpus;
+  }
+  const reserveMemory = size(tb.reserve_memory, 4 * G);
+  const s: ResourcesSettings = {
+    cpuList, cpusText,
+    memory: tb.memory !== undefined ? sizeBytes(tb.memory)! : Math.max(0, host.memTotal - reserveMemory),
+    reserveMemory,
+    minAvailable: size(tb.min_available, 8 * G),
+    memoryHighRatio: tb.memory_high_ratio ?? 0.85,
+    swap: tb.swap ?? false,
+    defaultCpus: tb.default_cpus ?? 0,
+    defaultMemory: size(tb.default_memory, 0),
+    requireCgroup: tb.require_cgroup ?? false,
+    deviceIsolation: tb.device_isolation ?? true,
+    lowMemoryFloor: size(tb.low_memory_floor, 4 * G),
+    lowMemorySamples: tb.low_memory_samples ?? 3,
+    pidsMax: tb.pids_max ?? 0,
+  };
+  if (tb.memory !== undefined) s.memoryText = tb.memory;
+  if (s.defaultCpus > s.cpuList.length) {
+    return { key: 'resources.default_cpus', problem: `${s.defaultCpus} CPUs, but the host gives jobs at most ${s.cpuList.length}` };
+  }
+  if (s.defaultMemory > s.memory) {
+    return { key: 'resources.default_memory', problem: `${formatSize(s.defaultMemory)}, but the host gives jobs at most ${formatSize(s.memory)}` };
+  }
+  return s;
+}
+
+/** Every default, for a daemon (or a test) without `[resources]`. */
+export function defaultResources(host: HostFacts = hostFacts()): ResourcesSettings {
+  return resourcesSettings(undefined, host) as ResourcesSettings;
+}
+
+/** The dotted keys whose value differs (for a reload's list of changes). */
+export function changedResourcesKeys(a: ResourcesSettings | undefined, b: ResourcesSettings | undefined): string[] {
+  if (!a || !b) return a === b ? [] : ['resources'];
+  const out: string[] = [];
+  const cmp: Array<[string, unknown, unknown]> = [
+    ['cpus', a.cpusText, b.cpusText], ['memory', a.memory, b.memory], ['reserve_memory', a.reserveMemory, b.reserveMemory],
+    ['min_available', a.minAvailable, b.minAvailable], ['memory_high_ratio', a.memoryHighRatio, b.memoryHighRatio],
+    ['swap', a.swap, b.swap], ['default_cpus', a.defaultCpus, b.defaultCpus], ['default_memory', a.defaultMemory, b.defaultMemory],
+    ['require_cgroup', a.requireCgroup, b.requireCgroup], ['device_isolation', a.deviceIsolation, b.deviceIsolation],
+    ['low_memory_floor', a.lowMemoryFloor, b.lowMemoryFloor], ['low_memory_samples', a.lowMemorySamples, b.lowMemorySamples],
+    ['pids_max', a.pidsMax, b.pidsMax],
+  ];
+  for (const [k, x, y] of cmp) if (x !== y) out.push(`resources.${k}`);
+  return out;
+}

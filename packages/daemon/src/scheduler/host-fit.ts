@@ -1,0 +1,65 @@
+/**
+ * Host CPUs and memory in the admit step (docs/behaviour.md §24.2): a job
+ * starts only while its CPUs and memory fit beside the running jobs' (the
+ * sums stay within `[resources] cpus` and `memory`) and MemAvailable, read
+ * by Core at decision time, is at least its memory plus `min_available`.
+ * Pure: the numbers come in, the jobs this pass starts are counted here.
+ */
+import type { Reason } from '@xlurm/protocol';
+import { formatSize } from '@xlurm/protocol';
+import type { PendingJob } from './pending-job';
+
+export interface HostRoom {
+  /** CPUs jobs may be given in all, and those running jobs (and this pass's starts) hold. */
+  cpus: number;
+  usedCpus: number;
+  /** Bytes jobs may be given in all, and those held. */
+  memory: number;
+  usedMem: number;
+  /** MemAvailable at decision time, less the memory of this pass's starts; null: unknown (not checked). */
+  memAvailable: number | null;
+  /** `min_available`: what MemAvailable must keep beside a job's memory. */
+  minAvailable: number;
+}
+
+type Shortage = 'cpus' | 'memory' | 'available';
+
+function shortage(job: PendingJob, h: HostRoom): Shortage | null {
+  const cpus = job.cpus ?? 0;
+  const mem = job.mem ?? 0;
+  if (cpus > 0 && h.usedCpus + cpus > h.cpus) return 'cpus';
+  if (mem > 0) {
+    if (h.usedMem + mem > h.memory) return 'memory';
+    if (h.memAvailable !== null && h.memAvailable < mem + h.minAvailable) return 'available';
+  }
+  return null;
+}
+
+/** Does the job fit the host's CPUs and memory now? */
+export function fitsHost(job: PendingJob, h: HostRoom): boolean {
+  return shortage(job, h) === null;
+}
+
+/** The pass started `job`: what it asked for is taken. */
+export function takeHost(job: PendingJob, h: HostRoom): void {
+  h.usedCpus += job.cpus ?? 0;
+  const mem = job.mem ?? 0;
+  h.usedMem += mem;
+  if (h.memAvailable !== null) h.memAvailable = Math.max(0, h.memAvailable - mem);
+}
+
+const cpusOf = (n: number) => `${n} CPU${n === 1 ? '' : 's'}`;
+
+/**
+ * `Resources`, saying what is missing: `needs 4 CPUs: 2 of 16 free`,
+ * `needs 16G memory: 4G of 20G free`, `needs 16G memory: 9.5G available beyond the 8G floor`.
+ */
+export function explainHost(job: PendingJob, h: HostRoom): Reason | null {
+  const why = shortage(job, h);
+  if (!why) return null;
+  const mem = formatSize(job.mem ?? 0);
+  if (why === 'cpus') return { code: 'Resources', message: `needs ${cpusOf(job.cpus ?? 0)}: ${Math.max(0, h.cpus - h.usedCpus)} of ${h.cpus} free` };
+  if (why === 'memory') return { code: 'Resources', message: `needs ${mem} memory: ${formatSize(Math.max(0, h.memory - h.usedMem))} of ${formatSize(h.memory)} free` };
+  const beyond = Math.max(0, (h.memAvailable ?? 0) - h.minAvailable);
+  return { code: 'Resources', message: `needs ${mem} memory: ${formatSize(beyond)} available beyond the ${formatSize(h.minAvailable)} floor` };
+}
