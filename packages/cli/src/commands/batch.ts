@@ -4,13 +4,10 @@ import { single } from '../argv';
 import { CliError, UsageError } from '../errors';
 import { SUBMIT_OPTIONS, buildSubmission, currentDir, defaultName, parseSubmitFlags, validateSubmitFlags } from '../submit';
 import type { Submission } from '@xlurm/protocol';
-import { ARRAY_OPTIONS, arrayFields, dryRunText } from '../array';
-import { writeOut } from '../io';
 import { captureEnv } from '../env';
 import { engine } from '../engine';
 import { HOLD_OPTION } from '../workflow-flags';
 
-  ...ARRAY_OPTIONS,
 const BATCH_OPTIONS = {
   ...SUBMIT_OPTIONS,
   wrap: { type: 'string', describe: 'Run CMD with `bash -c` instead of a script' },
@@ -49,10 +46,8 @@ export function batchSubmission(
   } else {
     command = ['bash', '-c', wrap!];
   }
-  // An array or a sweep (docs/behaviour.md §23.2): expanded by the daemon, in the one transaction of this submit.
-  return { ...s, ...arrayFields(args) };
   const count = validateSubmitFlags(flags);
-  const s = buildSubmission({
+  return buildSubmission({
     command, cwd: currentDir(), env: env(), name: defaultName(flags, scriptPath, command), count, flags, script,
   });
 }
@@ -61,7 +56,6 @@ const batch: XCommand = {
   command: 'batch',
   aliases: ['xbatch'],
   describe: 'Queue a script (or a --wrap command) as a job and print its ID',
-    if (args['dry-run'] === true) { await writeOut(dryRunText(submission)); return; }
   usage: '[OPTIONS] <SCRIPT|--wrap <CMD>> [ARGS]...',
   haltAtNonOption: true,
   options: BATCH_OPTIONS,

@@ -1,6 +1,6 @@
 /** xqueue output: row selection, table (docs/behaviour.md §4.4) and detail text (§4.3). */
 import type { Device, Job, JobState, JobSummary, Reason } from '@xlurm/protocol';
-import { KIND_LABEL, isTerminal } from '@xlurm/protocol';
+import { KIND_LABEL, isTerminal, jobLabel } from '@xlurm/protocol';
 import { formatDuration, since } from './duration';
 import { escapeDebug } from './escape';
 import { renderTable } from './table';
@@ -88,7 +88,7 @@ export function queueTable(
   const cells = rows.map((j) => {
     const { wait, run } = waitAndRun(j.submitted_at, j.started_at, j.finished_at, clock.now);
     const row = [
-      String(j.id), j.owner.name, stateLabel(j.state), devicesCell(j),
+      jobLabel(j.id, j.array), j.owner.name, stateLabel(j.state), devicesCell(j),
       j.started_at === null ? '-' : formatShifted(j.started_at, clock.offsetMinutes, all),
       wait, run,
     ];
@@ -132,6 +132,8 @@ export function jobDetail(job: Job, now: number): string {
   if (job.result) {
     lines.push(`Exit code: ${job.result.exit_code}`);
     if (job.result.error !== null && job.result.error !== undefined) lines.push(`Error: ${job.result.error}`);
+  // An array task's place (docs/behaviour.md §23.2), after the core's lines.
+  if (job.array) lines.push(`Array: ${jobLabel(job.id, job.array)} (task of array ${job.array.id}, ${job.array.count} tasks)`);
   }
   // A job that may be retried: which run this is (docs/behaviour.md §23.5).
   if (job.spec.retry) lines.push(`Attempt: ${job.attempt ?? 1} of ${job.spec.retry + 1}`);

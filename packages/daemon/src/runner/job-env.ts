@@ -3,7 +3,8 @@
  * USER/LOGNAME, XLURM_JOB_ID, XLURM_SUBMIT_DIR and the visibility variables.
  * Nothing from the daemon's own environment leaks in.
  */
-import type { Job } from '@xlurm/protocol';
+import type { ArrayMembership, Job } from '@xlurm/protocol';
+import { arrayEnv } from '@xlurm/protocol';
 import { visibilityEnv } from './visibility';
 import { applyResourceEnv } from '../resources/job-view';
 
@@ -11,6 +12,9 @@ export function jobEnv(job: Job): string[] {
   const env = new Map<string, string>(Object.entries(job.spec.env));
   env.set('USER', job.owner.name);
   env.set('LOGNAME', job.owner.name);
+  // An array task's variables and their SLURM_ARRAY_* twins (docs/behaviour.md §23.2): the daemon's job keeps the whole membership.
+  const a = (job as { array?: ArrayMembership | null }).array;
+  if (a && a.min !== undefined) for (const [k, v] of arrayEnv(a)) env.set(k, v);
   env.set('XLURM_JOB_ID', String(job.id));
   env.set('XLURM_SUBMIT_DIR', job.spec.cwd);
   applyResourceEnv(env, job.spec.env, job.spec.cpus ?? 0, job.spec.mem ?? 0); // docs/behaviour.md §24.4

@@ -9,6 +9,7 @@ import type { Outcome } from '@xlurm/protocol';
 import type { StoredJob } from '../store/store';
 import { ENFORCE_PREFIX, EnforceError, type JobLimits } from '../resources/job-limits';
 import { JobFiles } from './job-files';
+import { Notifier } from './notify';
 import { Liveness } from './liveness';
 import { Supervisors, type Prepared } from './supervisors';
 
@@ -27,6 +28,7 @@ export interface RunnerEvents {
 
 export class Runner {
   private readonly files: JobFiles;
+  private readonly notifier: Notifier;
   private readonly liveness: Liveness;
   private readonly supervisors: Supervisors;
 
@@ -42,6 +44,7 @@ export class Runner {
   ) {
     this.files = new JobFiles(home);
     // A job's cgroup is measured, emptied and removed before its end is reported, so its
+    this.notifier = new Notifier(stepd, switchUser, this.files, log);
     // devices are released only once nothing of it is left (docs/behaviour.md §24.6).
     const finished = (id: number, o: Outcome) => events.finished(id, limits ? limits.finish(id, o) : o);
     this.liveness = new Liveness(this.files, { ...events, finished }, log, now);
@@ -57,6 +60,9 @@ export class Runner {
   /** Seconds from SIGTERM to SIGKILL for jobs launched from now on (`[limits] kill_grace`; Core sets it). */
   get killGrace(): number { return this.supervisors.killGrace; }
   set killGrace(v: number) { this.supervisors.killGrace = v; }
+
+  /** A terminal job's `--notify` command, run by a supervisor of its own (runner/notify.ts). */
+  notify(job: StoredJob): void { this.notifier.run(job); }
 
   /** Set at start-up: true only when the previous daemon ran in this same boot (see Liveness). */
   get trustMissingLock(): boolean { return this.liveness.trustMissingLock; }

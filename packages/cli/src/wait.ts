@@ -1,0 +1,88 @@
+/**
+ * `xqueue ID --wait` and `xqueue ID --follow` (docs/behaviour.md §23.6), on
+ * the daemon's `follow` stream: --wait asks for state changes only (no log
+ * bytes) and prints nothing; --follow is xrun's follower from the log's
+ * start. Neither ever cancels the job: Ctrl-C only stops this process.
+ */
+import type { Job } from '@xlurm/protocol';
+import { jobPaths, resolveHome } from '@xlurm/protocol';
+import { request as realRequest, stream as realStream } from './client';
+import { CliError, UsageError } from './errors';
+import { arrayTasks, resolveJobArg } from './array';
+import { Follower, retryable } from './follow';
+import { errLine, writeOut } from './io';
+import { sleep } from './sleep';
+import { runsAsDaemonAccount } from './commands/run';
+
+export interface WaitDeps {
+  stream: typeof realStream;
+  request: typeof realRequest;
+  retryEveryMs?: number;
+  retryForMs?: number;
+}
+
+const defaults: WaitDeps = { stream: realStream, request: realRequest };
+
+/**
+ * The exit code of job `id` once it is terminal, reconnecting while the
+ * daemon is away (a restart does not end the wait).
+ */
+export async function waitJob(id: number, deps: WaitDeps = defaults): Promise<number> {
+  let retrySince: number | undefined;
+  for (;;) {
+    try {
+      const end = await deps.stream('follow', { id, bytes: false }, { onFirstFrame: () => { retrySince = undefined; }, onLog: () => undefined });
+      if (!end.job) throw new CliError('job not found');
+      if (!end.job.result) throw new CliError('unexpected response');
+      return end.job.result.exit_code;
+    } catch (e) {
+      if (!retryable(e)) throw e;
+      retrySince ??= Date.now();
+      if (Date.now() - retrySince >= (deps.retryForMs ?? 60_000)) throw e;
+      await sleep(deps.retryEveryMs ?? 100);
+    }
+  }
+}
+
+/** Several jobs: wait for all, then the first non-zero exit code in argument order, else 0. */
+export async function waitJobs(ids: readonly number[], deps: WaitDeps = defaults): Promise<number> {
+  const codes = await Promise.all(ids.map((id) => waitJob(id, deps)));
+  return codes.find((c) => c !== 0) ?? 0;
+}
+
+/** Stream job `id`'s log from its start to its end (as xrun does); resolves to its exit code. */
+export async function followJob(id: number): Promise<number> {
+  const home = resolveHome();
+  const follower = new Follower({
+    request: realRequest, stream: realStream, write: writeOut, status: errLine, now: () => new Date(),
+    logFile: (job) => (runsAsDaemonAccount(home) ? jobPaths(home, job).log : undefined),
+  });
+  const job = await realRequest('get', { id }) as Job;
+  return follower.follow(job);
+}
+
+/**
+ * `xqueue ID… --wait` / `xqueue ID --follow`: the exit status to leave with.
+ * Ids may be `A_I`; an array's own id with --wait waits for every task.
+ */
+export async function waitOrFollow(args: Record<string, unknown> & { _: string[] }): Promise<number> {
+  const follow = args.follow === true;
+  if (follow && args.wait === true) throw new UsageError("the argument '--wait' cannot be used with '--follow'");
+  const texts = args._;
+  if (texts.length === 0) throw new UsageError('the following required arguments were not provided:\n  <JOB_ID>');
+  if (follow && texts.length > 1) throw new UsageError(`unexpected argument '${texts[1]}' found`);
+  for (const o of ['log', 'json', 'all', 'long', 'cancel']) {
+    if (args[o] !== undefined && args[o] !== false) throw new UsageError(`the argument '--${o}' cannot be used with '--${follow ? 'follow' : 'wait'}'`);
+  }
+  const ids: number[] = [];
+  for (const t of texts) {
+    const arg = await resolveJobArg(t, '[JOB_ID]');
+    if (!follow && !arg.task) {
+      // An array's id stands for its tasks, in index order.
+      const tasks = await arrayTasks(arg.id);
+      if (tasks.length) { ids.push(...tasks.map((r) => r.id)); continue; }
+    }
+    ids.push(arg.id);
+  }
+  return follow ? followJob(ids[0]!) : waitJobs(ids);
+}
