@@ -5,12 +5,15 @@ import { CliError, UsageError } from '../errors';
 import { SUBMIT_OPTIONS, buildSubmission, currentDir, defaultName, parseSubmitFlags, validateSubmitFlags } from '../submit';
 import type { Submission } from '@xlurm/protocol';
 import { captureEnv } from '../env';
+import { ARRAY_OPTIONS, arrayFields, dryRunText } from '../array';
+import { writeOut } from '../io';
 import { engine } from '../engine';
 import { HOLD_OPTION } from '../workflow-flags';
 
 const BATCH_OPTIONS = {
   ...SUBMIT_OPTIONS,
   wrap: { type: 'string', describe: 'Run CMD with `bash -c` instead of a script' },
+  ...ARRAY_OPTIONS,
   ...HOLD_OPTION,
 } as const;
 
@@ -47,9 +50,11 @@ export function batchSubmission(
     command = ['bash', '-c', wrap!];
   }
   const count = validateSubmitFlags(flags);
-  return buildSubmission({
+  const s = buildSubmission({
     command, cwd: currentDir(), env: env(), name: defaultName(flags, scriptPath, command), count, flags, script,
   });
+  // An array or a sweep (docs/behaviour.md §23.2): expanded by the daemon, in the one transaction of this submit.
+  return { ...s, ...arrayFields(args) };
 }
 
 const batch: XCommand = {
@@ -62,6 +67,7 @@ const batch: XCommand = {
   builder: (y) => y.options(BATCH_OPTIONS),
   async handler(args) {
     const submission = batchSubmission(args, captureEnv);
+    if (args['dry-run'] === true) { await writeOut(dryRunText(submission)); return; }
     const scriptPath = args.wrap === undefined ? args._[0] : undefined;
     const id = await engine().submit(submission, { args, options: BATCH_OPTIONS, scriptPath });
     process.stdout.write(`${id}\n`);

@@ -1,7 +1,8 @@
 import type { XCommand } from '../command';
-import { jobId, noExtra } from '../argv';
+import { noExtra } from '../argv';
 import { engine } from '../engine';
 import { UsageError } from '../errors';
+import { cancelTask, resolveJobArg } from '../array';
 
 export async function cancelJob(id: number): Promise<void> {
   await engine().cancel(id);
@@ -18,7 +19,9 @@ const cancel: XCommand = {
   async handler(args) {
     noExtra(args, 1);
     if (args._[0] === undefined) throw new UsageError('the following required arguments were not provided:\n  <JOB_ID>');
-    await cancelJob(jobId(args._[0], '<JOB_ID>'));
+    // `A` cancels every task of array A (the daemon's rule for an array's id), `A_I` one task (docs/behaviour.md §23.2).
+    const arg = await resolveJobArg(args._[0], '<JOB_ID>');
+    await (arg.task ? cancelTask(args._[0], arg.id) : cancelJob(arg.id));
   },
 };
 

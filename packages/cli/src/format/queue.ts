@@ -132,9 +132,9 @@ export function jobDetail(job: Job, now: number): string {
   if (job.result) {
     lines.push(`Exit code: ${job.result.exit_code}`);
     if (job.result.error !== null && job.result.error !== undefined) lines.push(`Error: ${job.result.error}`);
+  }
   // An array task's place (docs/behaviour.md §23.2), after the core's lines.
   if (job.array) lines.push(`Array: ${jobLabel(job.id, job.array)} (task of array ${job.array.id}, ${job.array.count} tasks)`);
-  }
   // A job that may be retried: which run this is (docs/behaviour.md §23.5).
   if (job.spec.retry) lines.push(`Attempt: ${job.attempt ?? 1} of ${job.spec.retry + 1}`);
   // Last, so the core's lines keep their positions (docs/behaviour.md §20.4).

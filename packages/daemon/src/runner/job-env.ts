@@ -12,11 +12,11 @@ export function jobEnv(job: Job): string[] {
   const env = new Map<string, string>(Object.entries(job.spec.env));
   env.set('USER', job.owner.name);
   env.set('LOGNAME', job.owner.name);
+  env.set('XLURM_JOB_ID', String(job.id));
+  env.set('XLURM_SUBMIT_DIR', job.spec.cwd);
   // An array task's variables and their SLURM_ARRAY_* twins (docs/behaviour.md §23.2): the daemon's job keeps the whole membership.
   const a = (job as { array?: ArrayMembership | null }).array;
   if (a && a.min !== undefined) for (const [k, v] of arrayEnv(a)) env.set(k, v);
-  env.set('XLURM_JOB_ID', String(job.id));
-  env.set('XLURM_SUBMIT_DIR', job.spec.cwd);
   applyResourceEnv(env, job.spec.env, job.spec.cpus ?? 0, job.spec.mem ?? 0); // docs/behaviour.md §24.4
   for (const [k, v] of Object.entries(visibilityEnv(job.devices))) {
     if (v === null) env.delete(k); else env.set(k, v);

@@ -9,8 +9,8 @@ import type { Outcome } from '@xlurm/protocol';
 import type { StoredJob } from '../store/store';
 import { ENFORCE_PREFIX, EnforceError, type JobLimits } from '../resources/job-limits';
 import { JobFiles } from './job-files';
-import { Notifier } from './notify';
 import { Liveness } from './liveness';
+import { Notifier } from './notify';
 import { Supervisors, type Prepared } from './supervisors';
 
 export { VANISHED } from './liveness';
@@ -28,9 +28,9 @@ export interface RunnerEvents {
 
 export class Runner {
   private readonly files: JobFiles;
-  private readonly notifier: Notifier;
   private readonly liveness: Liveness;
   private readonly supervisors: Supervisors;
+  private readonly notifier: Notifier;
 
   constructor(
     home: string,
@@ -44,10 +44,10 @@ export class Runner {
   ) {
     this.files = new JobFiles(home);
     // A job's cgroup is measured, emptied and removed before its end is reported, so its
-    this.notifier = new Notifier(stepd, switchUser, this.files, log);
     // devices are released only once nothing of it is left (docs/behaviour.md §24.6).
     const finished = (id: number, o: Outcome) => events.finished(id, limits ? limits.finish(id, o) : o);
     this.liveness = new Liveness(this.files, { ...events, finished }, log, now);
+    this.notifier = new Notifier(stepd, switchUser, this.files, log);
     this.supervisors = new Supervisors(stepd, switchUser, this.files, {
       deferred: (id, reason) => { limits?.discard(id); events.deferred(id, reason); },
       failed: (id, error) => finished(id, { state: 'FAILED', exit_code: 1, finished_at: now(), error }),
@@ -61,12 +61,12 @@ export class Runner {
   get killGrace(): number { return this.supervisors.killGrace; }
   set killGrace(v: number) { this.supervisors.killGrace = v; }
 
-  /** A terminal job's `--notify` command, run by a supervisor of its own (runner/notify.ts). */
-  notify(job: StoredJob): void { this.notifier.run(job); }
-
   /** Set at start-up: true only when the previous daemon ran in this same boot (see Liveness). */
   get trustMissingLock(): boolean { return this.liveness.trustMissingLock; }
   set trustMissingLock(v: boolean) { this.liveness.trustMissingLock = v; }
+
+  /** A terminal job's `--notify` command, run by a supervisor of its own (runner/notify.ts). */
+  notify(job: StoredJob): void { this.notifier.run(job); }
 
   /** Spawn the supervisor of a job already committed as RUNNING (and synced). */
   launch(job: StoredJob): void {
