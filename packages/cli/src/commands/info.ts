@@ -5,11 +5,14 @@ import { flag, noExtra } from '../argv';
 import { request } from '../client';
 import { poolsText } from '../format/info';
 import { engine } from '../engine';
+import { UsageError } from '../errors';
+import { watchScreen } from '../watch';
 import { writeOut } from '../io';
 
 const INFO_OPTIONS = {
   pools: { type: 'boolean', describe: 'Show each vendor pool: free devices, groups, the largest request that fits now and ever, the reservation' },
   ...JSON_OPTION,
+  watch: { type: 'boolean', describe: 'Redraw in place every 2 s, like watch(1); Ctrl-C stops' },
 } as const;
 
 const info: XCommand = {
@@ -21,6 +24,12 @@ const info: XCommand = {
   builder: (y) => y.options(INFO_OPTIONS),
   async handler(args) {
     noExtra(args, 0);
+    if (flag(args.watch)) {
+      if (flag(args.json)) throw new UsageError("the argument '--watch' cannot be used with '--json'");
+      const pools = flag(args.pools);
+      return watchScreen(pools ? 'xinfo --pools' : 'xinfo',
+        async () => (pools ? poolsText(await request('pools', {}) as PoolView[]) : (await engine().info()).text));
+    }
     if (flag(args.pools)) {
       const pools = await request('pools', {}) as PoolView[];
       await writeOut(flag(args.json) ? JSON.stringify(pools, null, 2) + '\n' : poolsText(pools));

@@ -6,6 +6,7 @@ import { arrayTasks, cancelTask, resolveJobArg } from '../array';
 import { waitOrFollow } from '../wait';
 import { jobDetail, queueTable } from '../format/queue';
 import { writeOut } from '../io';
+import { watchScreen } from '../watch';
 import { cancelJob } from './cancel';
 
 export function pretty(value: unknown): string {
@@ -25,6 +26,7 @@ const QUEUE_OPTIONS = {
   cancel: { type: 'string', describe: 'Cancel job ID (same as xcancel ID)' },
   wait: { type: 'boolean', describe: 'Wait until every JOB_ID has ended, print nothing, exit with the first non-zero exit code (else 0)' },
   follow: { alias: 'f', type: 'boolean', describe: "Stream the job's log from its start until it ends, then exit with its exit code (Ctrl-C stops following; the job runs on)" },
+  watch: { type: 'boolean', describe: 'Redraw the table in place every 2 s, like watch(1); Ctrl-C stops' },
 } as const;
 
 const queue: XCommand = {
@@ -66,6 +68,14 @@ const queue: XCommand = {
       return;
     }
     const all = flag(args.all);
+    if (flag(args.watch)) {
+      // The table only: not one job's detail, not JSON.
+      if (idText !== undefined || flag(args.json)) {
+        throw new UsageError(`the argument '--watch' cannot be used with '${idText !== undefined ? '[JOB_ID]' : '--json'}'`);
+      }
+      const shown = ['xqueue', ...(all ? ['--all'] : []), ...(flag(args.long) ? ['--long'] : [])].join(' ');
+      return watchScreen(shown, async () => queueTable(await engine().queue(all, flag(args.long)), all, undefined, flag(args.long)));
+    }
     // -l: pending jobs in the order they would start (docs/behaviour.md §22.1).
     const rows = await engine().queue(all, flag(args.long));
     await writeOut(flag(args.json) ? pretty(rows) : queueTable(rows, all, undefined, flag(args.long)));
