@@ -149,6 +149,8 @@ t.test('hold and release; update; a held job may be held again, a running one no
   const j = await d.job(id);
   t.same([j.spec.time_limit, j.spec.name, j.queue_timeout, j.state], [300, 'renamed', 3600, 'PENDING']);
   t.match((await d.run('xqueue', [])).stdout, /renamed/, 'the table shows the new name');
+  t.equal((await d.run('xlurm', ['update', String(id), '--nice', '5'])).code, 0);
+  t.equal((await d.job(id)).nice, 5, '--nice through the fair-share order');
   const again = await d.run('xlurm', ['hold', String(id)]);
   t.same([again.code, again.stdout], [0, `Job ${id} held\n`]);
   const rel = await d.run('xlurm', ['release', String(id)]);

@@ -82,7 +82,7 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
     ...(cpus !== undefined ? { cpus: parseUnsigned(present(cpus, '--cpus <N>'), '--cpus <N>', U32_MAX) } : {}),
     ...(mem !== undefined ? { mem: parseMem(present(mem, '--mem <SIZE>')) } : {}),
     ...(notify !== undefined ? { notify: present(notify, '--notify <CMD>') } : {}),
-    workflow: parseWorkflowFlags(args),
+    ...workflowOf(args),
     ...(nice !== undefined ? { nice: parseNice(present(nice, '--nice <NICE>')) } : {}),
   };
 }
@@ -103,6 +103,12 @@ export function parseNice(text: string): number {
   const n = parseUnsigned(text, '--nice <NICE>', U32_MAX);
   if (n > 10000) throw new UsageError(`invalid value '${text}' for '--nice <NICE>': use 0 to 10000`);
   return n;
+}
+
+/** The workflow flags, only when one is given (flags without them stay as they were). */
+function workflowOf(args: Record<string, unknown>): { workflow?: WorkflowFlags } {
+  const w = parseWorkflowFlags(args);
+  return Object.keys(w).length ? { workflow: w } : {};
 }
 
 /** `-t`: a duration or one of Slurm's clock forms (docs/behaviour.md §20.1); zero is left to checkRequest. */

@@ -13,10 +13,10 @@ import { UsageError } from './errors';
 export const WORKFLOW_OPTIONS: Readonly<Record<string, Options>> = {
   dependency: {
     alias: 'd', type: 'string',
-    describe: 'Start only once LIST holds: afterok:ID[:ID...] (ended COMPLETED), afterany (ended), afternotok (ended otherwise), after (started), singleton; joined by , (all must hold)',
+    describe: 'Start only once these hold: afterok:ID[:ID...] (ended COMPLETED), afterany:ID... (ended), afternotok:ID... (ended otherwise), after:ID... (started), singleton (no other job of yours with this name running or queued before it); joined by , (all must hold)',
   },
-  begin: { type: 'string', describe: 'Do not start before TIME: now+DURATION, HH:MM (today, or tomorrow if past) or YYYY-MM-DDTHH:MM[:SS], local time' },
-  retry: { type: 'string', describe: 'Run it again, up to N times (0-10), each time it ends FAILED' },
+  begin: { type: 'string', describe: 'Do not start before this time: now+DURATION, HH:MM (today, or tomorrow if past) or YYYY-MM-DDTHH:MM[:SS], local time' },
+  retry: { type: 'string', describe: 'How many times to run it again when it ends FAILED: 0 to 10 (the same job id; the log goes on) [default: 0]' },
 };
 
 /** xbatch only. */

@@ -125,6 +125,12 @@ t.test('update: a pending job gets a new limit, name, timeout and begin time; a 
   await tc.core.update(a.id, { begin_at: null }, false);
   await startedBy(tc, a.id);
   t.throws(() => tc.core.update(a.id, { time_limit: 60 }, false), { message: /^cannot update job \d+: it is RUNNING/ });
+
+  const b = await tc.core.submit(alice, spec({ hold: true }));
+  t.match(await tc.core.update(b.id, { nice: 7 }, false), { nice: 7 });
+  t.throws(() => tc.core.update(b.id, { nice: 2, name: 'other' }, false), { code: 'PERMISSION_DENIED' }, 'only root lowers a nice');
+  t.equal(tc.core.current(b.id)!.spec.name, 'true', 'and nothing else changed');
+  t.match(await tc.core.update(b.id, { nice: 2, name: 'other' }, true), { nice: 2, spec: { name: 'other', nice: 2 } });
 });
 
 t.test('retry: a FAILED run goes back with the same id and the next attempt, the log gets its line; other ends are final', async (t) => {

@@ -2,6 +2,7 @@ import type { XCommand } from '../command';
 import type { OpArgs } from '@xlurm/protocol';
 import { durationError, durationSeconds, timeLimitSeconds } from '@xlurm/protocol';
 import { jobId, noExtra, present, single } from '../argv';
+import { parseNice } from '../submit';
 import { request } from '../client';
 import { UsageError } from '../errors';
 import { parseBegin } from '../workflow-flags';
@@ -11,6 +12,7 @@ const UPDATE_OPTIONS = {
   timeout: { type: 'string', describe: 'New queue-wait timeout, counted from submission (seconds, or a number with s, m, h or d)' },
   name: { alias: 'n', type: 'string', describe: 'New job name' },
   begin: { type: 'string', describe: 'New begin time: now, now+DURATION, HH:MM or YYYY-MM-DDTHH:MM[:SS] (local time)' },
+  nice: { type: 'string', describe: 'New nice, 0 to 10000 (only root may lower it)' },
 } as const;
 
 /** The changes the options ask for (usage errors, exit 2, as xbatch's). */
@@ -35,13 +37,15 @@ export function updateArgs(args: Record<string, unknown> & { _: string[] }): OpA
   if (name !== undefined) u.name = name;
   const begin = single(args.begin, '--begin <TIME>');
   if (begin !== undefined) u.begin_at = parseBegin(present(begin, '--begin <TIME>'));
-  if (Object.keys(u).length === 1) throw new UsageError('nothing to update: give -t, --timeout, -n or --begin');
+  const nice = single(args.nice, '--nice <NICE>');
+  if (nice !== undefined) u.nice = parseNice(present(nice, '--nice <NICE>'));
+  if (Object.keys(u).length === 1) throw new UsageError('nothing to update: give -t, --timeout, -n, --begin or --nice');
   return u;
 }
 
 const update: XCommand = {
   command: 'update',
-  describe: "Change a pending job's time limit, queue-wait timeout, name or begin time (owner or root)",
+  describe: "Change a pending job's time limit, queue-wait timeout, name, begin time or nice (owner or root)",
   usage: '<JOB_ID> [OPTIONS]',
   options: UPDATE_OPTIONS,
   builder: (y) => y.options(UPDATE_OPTIONS),

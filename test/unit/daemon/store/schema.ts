@@ -50,6 +50,6 @@ t.test('a new database has the current schema without stepd_pid', async (t) => {
   t.ok(SCHEMA_VERSION >= 2);
   t.same(columns(db), ['id', 'owner_uid', 'owner_gid', 'owner_name', 'name', 'count', 'kind', 'device_ids', 'spec', 'state',
     'devices', 'submitted_at', 'started_at', 'finished_at', 'exit_code', 'error',
-    'cpus', 'mem', 'peak_memory', 'cpu_seconds']);
+    'cpus', 'mem', 'peak_memory', 'cpu_seconds', 'attempt', 'queued_at', 'array_id', 'array_task', 'priority', 'top']);
   db.close();
 });
