@@ -90,6 +90,22 @@ t.test('the server ends when the client closes its stdin; a stopped daemon is a 
   const d = await startDaemon(t, {});
   const mcp = await startMcp(t, d);
   t.equal((await mcp.call('devices')).isError, false);
+
+  // Requests piped in and stdin closed at once: each is still answered before the server exits.
+  const id = await d.batch('echo piped', ['-g', '0']);
+  await d.waitState(id, 'COMPLETED');
+  const piped = await d.run('xlurm', ['mcp'], {
+    input: [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'log', arguments: { id } } },
+    ].map((m) => JSON.stringify(m)).join('\n') + '\n',
+  });
+  t.equal(piped.code, 0, piped.stderr);
+  const replies = piped.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result: any });
+  t.same(replies.map((r) => r.id), [1, 2]);
+  t.same(replies[1]!.result.content, [{ type: 'text', text: 'piped\n' }]);
+
   await d.stop();
   const r = await mcp.call('queue');
   t.equal(r.isError, true);

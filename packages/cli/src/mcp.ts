@@ -39,11 +39,19 @@ function toolError(e: unknown): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };
 }
 
+/** Tool calls still being answered, so the end of stdin lets them finish before the server closes. */
+let inFlight = 0;
+let idle: (() => void) | undefined;
+
 async function guarded(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  inFlight++;
   try {
     return await fn();
   } catch (e) {
     return toolError(e);
+  } finally {
+    // The reply is written after this resolves: let it go out first.
+    setImmediate(() => { if (--inFlight === 0) idle?.(); });
   }
 }
 
@@ -215,5 +223,6 @@ export async function serveStdio(): Promise<void> {
   });
   await server.connect(new StdioServerTransport());
   await ended;
+  if (inFlight > 0) await new Promise<void>((resolve) => { idle = resolve; });
   await server.close();
 }

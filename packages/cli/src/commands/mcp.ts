@@ -1,5 +1,6 @@
 import type { XCommand } from '../command';
 import { noExtra } from '../argv';
+import { distModule } from '../dist-module';
 
 const mcp: XCommand = {
   command: 'mcp',
@@ -9,8 +10,9 @@ const mcp: XCommand = {
   builder: (y) => y,
   async handler(args) {
     noExtra(args, 0);
-    // The MCP SDK loads only here (docs/architecture.md, client start-up).
-    const { serveStdio } = require('../mcp') as typeof import('../mcp');
+    // The server and the MCP SDK load only here, from dist/, never part of the bundle every
+    // command starts from (docs/architecture.md, client start-up).
+    const { serveStdio } = distModule<typeof import('../mcp')>('mcp');
     await serveStdio();
   },
 };

@@ -4,6 +4,7 @@ import type { OpResult } from '@xlurm/protocol';
 import type { XCommand } from '../command';
 import { noExtra, parseUnsigned, present, single } from '../argv';
 import { request } from '../client';
+import { distModule } from '../dist-module';
 import { CliError, UsageError, osErrorText } from '../errors';
 import type { StatsTable } from '../report/stats';
 
@@ -23,7 +24,7 @@ async function statsFor(days: number, data: OpResult<'report'>): Promise<StatsTa
   } catch (e) {
     if (!(e instanceof CliError) || e.code !== 'UNKNOWN_OP') throw e;
   }
-  const { statsFromReport } = require('../report/stats') as typeof import('../report/stats');
+  const { statsFromReport } = distModule<typeof import('../report/stats')>('report/stats');
   return statsFromReport(data);
 }
 
@@ -47,8 +48,9 @@ const report: XCommand = {
     const path = present(file, '--html <FILE>');
     const data = await request('report', { days });
     const stats = await statsFor(days, data);
-    // The plotting code and its library load only here (docs/architecture.md, client start-up).
-    const { renderReport } = require('../report/render') as typeof import('../report/render');
+    // The drawing and its library load only here, from dist/, never part of the bundle every
+    // command starts from (docs/architecture.md, client start-up).
+    const { renderReport } = distModule<typeof import('../report/render')>('report/render');
     const html = await renderReport(data, stats, { viewer: viewerName(), hostname: os.hostname() });
     try {
       fs.writeFileSync(path, html, { mode: 0o644 });
