@@ -36,6 +36,7 @@ function seedMonth(dbFile, days) {
     const since = now - days * DAY;
     const ins = db.prepare(`INSERT INTO jobs (owner_uid, owner_gid, owner_name, name, count, kind, device_ids, spec, state, devices, submitted_at, started_at, finished_at, exit_code, error)
       VALUES (@uid, @uid, @user, 'train.py', @count, NULL, NULL, @spec, @state, @devices, @submitted, @started, @finished, @exit, NULL)`);
+    const end1 = db.prepare(`UPDATE jobs SET state = ?, finished_at = ?, exit_code = 0 WHERE id = ?`);
     const sample = db.prepare(`INSERT INTO device_samples (at, device, status, job, user, utilization, memory_used) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     const free = new Array(8).fill(since);
     /** The job on each device over time, for the samples: [start, end, id, user][] per device. */
@@ -55,10 +56,10 @@ function seedMonth(dbFile, days) {
         const finished = end <= now ? end : null;
         const devices = JSON.stringify(order.map((x) => ({ kind: 'nvidia', id: x, name: 'Fake H100', visible: `GPU-be4c0000-0000-4000-8000-${String(x).padStart(12, '0')}`, npu: null, chip: null })));
         const spec = JSON.stringify({ command: ['python', 'train.py'], cwd: '/tmp', env: {}, name: 'train.py', count, kind: null, time_limit: null, script: null });
-        ins.run({
-          uid: 1000 + u, user: USERS[u], count, spec, state: finished === null ? 'RUNNING' : rnd() < 0.9 ? 'COMPLETED' : 'FAILED',
-          devices, submitted: t, started: start, finished, exit: finished === null ? null : 0,
-        });
+        // Inserted running and then ended, as the daemon does, so the store's triggers keep
+        // their rollups (usage_daily, which `stats` reads) as they would have.
+        const row = ins.run({ uid: 1000 + u, user: USERS[u], count, spec, state: 'RUNNING', devices, submitted: t, started: start, finished: null, exit: null });
+        if (finished !== null) end1.run(rnd() < 0.9 ? 'COMPLETED' : 'FAILED', finished, row.lastInsertRowid);
         jobs++;
       }
     })();

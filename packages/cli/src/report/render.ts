@@ -321,7 +321,7 @@ function utilisationPerDay(d3: D3, data: ReportData, colours: Map<string, string
 }
 
 function statsTable(stats: StatsTable, colours: Map<string, string>): string {
-  const head = ['user', 'completed', 'failed', 'cancelled', 'timed out', 'expired', 'out of memory', 'device-hours', 'CPU-hours', 'mean wait', 'p95 wait', 'mean run', 'success'];
+  const head = ['user', 'completed', 'failed', 'cancelled', 'timed out', 'expired', 'out of memory', 'device-hours', 'CPU-hours', 'mean wait', 'p95 wait', 'mean run', 'success rate'];
   const rows = stats.users.map((u) => {
     const c = colours.get(u.user);
     const cells = [
@@ -358,8 +358,8 @@ path.sampled{fill:none;stroke:#111;stroke-width:1.5;stroke-dasharray:4 2}.sample
 .legend{margin:4px 0 6px;color:#444}
 .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px;margin:0 5px 0 12px}
 .swatch:first-child{margin-left:0}.swatch.pending{background:#f2b447}.swatch.running{background:#2f6db5}.swatch.sampled{background:#111}
-table{border-collapse:collapse;margin-top:6px}th,td{padding:3px 9px;white-space:nowrap;border-bottom:1px solid #e4e4e4;text-align:left}
-th{background:#f4f4f4;font-weight:600}.n{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin-top:6px;font-size:13px}th,td{padding:3px 7px;border-bottom:1px solid #e4e4e4;text-align:left}
+td{white-space:nowrap}th{background:#f4f4f4;font-weight:600;vertical-align:bottom}.n{text-align:right;font-variant-numeric:tabular-nums}
 .empty{color:#777;font-style:italic}
 `;
 
