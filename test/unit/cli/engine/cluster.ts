@@ -30,11 +30,11 @@ t.test('mistakes name the file, the line and the key', async (t) => {
   t.throws(() => parseCluster('[cluster]\ngres = { nv = "g p u" }\n', '/x.toml'), { message: /invalid GRES name 'g p u'/ });
 });
 
-t.test('the file: $XLURM_CONFIG, a missing named file is an error', async (t) => {
+t.test('the file: $XLURM_CONFIG; one the caller cannot read has no [cluster]', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-cluster-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const f = path.join(dir, 'x.toml');
   fs.writeFileSync(f, '[cluster]\nengine = "slurm"\n');
   t.equal(readCluster({ XLURM_CONFIG: f }).engine, 'slurm');
-  t.throws(() => readCluster({ XLURM_CONFIG: path.join(dir, 'none.toml') }), { message: /No such file or directory/ });
+  t.equal(readCluster({ XLURM_CONFIG: path.join(dir, 'none.toml') }).engine, '');
 });
