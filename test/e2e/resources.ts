@@ -128,6 +128,8 @@ t.test('defaults from [resources]', async (t) => {
 
 t.test('admission: a second job waits until the memory is free again; --immediate exits 75', async (t) => {
   const d = await withConfig(t, '[resources]\nmemory = "1G"\n');
+  const shown = JSON.parse((await d.run('xlurm', ['config', 'show', '--json'])).stdout).config.resources;
+  t.match(shown, { cpus: 'all', memory: '1G', min_available: '0', memory_high_ratio: 0.85, swap: false, require_cgroup: false }, 'config show lists [resources]');
   const marker = path.join(tempDir(t), 'go');
   t.teardown(() => fs.writeFileSync(marker, ''));
   const first = await d.batch(waitMarker(marker), ['-g', '0', '--mem', '600M']);

@@ -388,6 +388,22 @@ export const SchedulerSettingsView = Type.Object({
   fair_share_half_life: Type.Optional(Type.String({ description: 'as written, e.g. 7d' })),
 }, { additionalProperties: false });
 
+/** `[resources]` (docs/behaviour.md §24): sizes as messages show them (`4G`); shown when the file has the table. */
+export const ResourcesSettingsView = Type.Object({
+  cpus: Type.String({ description: '"all" or the CPU list as written' }),
+  memory: Type.String({ description: 'the memory jobs may be given in all' }),
+  reserve_memory: Type.String(), min_available: Type.String(), memory_high_ratio: Type.Number(), swap: Type.Boolean(),
+  default_cpus: Type.Integer(), default_memory: Type.String(), require_cgroup: Type.Boolean(), device_isolation: Type.Boolean(),
+  low_memory_floor: Type.String(), low_memory_samples: Type.Integer(), pids_max: Type.Integer(),
+}, { additionalProperties: false });
+
+/** `[accounting]` (docs/behaviour.md §26.2, §26.3): shown when the file has the table. */
+export const AccountingSettingsView = Type.Object({
+  sample_interval: Type.String({ description: 'e.g. 30s; 0s: sampling off' }),
+  retention: Type.String({ description: 'how long samples are kept, e.g. 90d' }),
+  metrics_file: Type.String({ description: 'absolute path; "" for none' }),
+}, { additionalProperties: false });
+
 /** `xlurm config show`: the running daemon's effective configuration. */
 export const ConfigView = Type.Object({
   file: Type.String({ description: 'absolute path of the configuration file the daemon reads' }),
@@ -396,6 +412,7 @@ export const ConfigView = Type.Object({
   config: Type.Object({
     daemon: DaemonSettingsView, limits: Type.Optional(LimitsSettingsView), devices: Type.Optional(DevicesSettingsView),
     scheduler: Type.Optional(SchedulerSettingsView),
+    resources: Type.Optional(ResourcesSettingsView),
   }, { additionalProperties: false }),
 }, { additionalProperties: false });
 export type ConfigView = Static<typeof ConfigView>;

@@ -1,8 +1,9 @@
-import { KINDS, KIND_LABEL, formatDurationSecs } from '@xlurm/protocol';
+import { KINDS, KIND_LABEL, formatDurationSecs, formatSize } from '@xlurm/protocol';
 import { formatIds } from '../scheduler/place';
 import { keysFromFlags } from '../config/daemon';
 import { describeUserLimits, type UserLimitTable } from '../scheduler/user-limits';
 import type { Handler } from './types';
+import type { ResourcesSettings } from '../resources/settings';
 
 /** A limit that is set, as `{key: "1d"}`; nothing when it is not (as in the file). */
 const shown = (key: string, secs: number | null): Record<string, string> => (secs === null ? {} : { [key]: formatDurationSecs(secs) });
@@ -15,6 +16,16 @@ function userLimitsShown(t: UserLimitTable): { users?: Record<string, number | s
     users[key] = /^[0-9]+$/.test(v) ? Number(v) : v;
   }
   return Object.keys(users).length ? { users } : {};
+}
+
+/** `[resources]` in force (docs/behaviour.md §24), when the file has the table. */
+function resourcesShown(r: ResourcesSettings) {
+  return {
+    cpus: r.cpusText, memory: formatSize(r.memory), reserve_memory: formatSize(r.reserveMemory), min_available: formatSize(r.minAvailable),
+    memory_high_ratio: r.memoryHighRatio, swap: r.swap, default_cpus: r.defaultCpus, default_memory: formatSize(r.defaultMemory),
+    require_cgroup: r.requireCgroup, device_isolation: r.deviceIsolation, low_memory_floor: formatSize(r.lowMemoryFloor),
+    low_memory_samples: r.lowMemorySamples, pids_max: r.pidsMax,
+  };
 }
 
 /** The effective settings (any user: the file holds no secrets, see config/load.ts). */
@@ -40,6 +51,7 @@ export const config: Handler<'config'> = ({ core }) => {
         max_running_by_size: Object.fromEntries([...c.maxRunningBySize].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v])),
         fair_share: c.fairShare, fair_share_half_life: formatDurationSecs(c.fairShareHalfLife),
       },
+      ...(c.resources ? { resources: resourcesShown(c.resources) } : {}),
     },
   };
 };
