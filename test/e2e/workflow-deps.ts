@@ -176,6 +176,21 @@ t.test('update keeps within max_time_limit', async (t) => {
   t.equal((await d.job(id)).spec.time_limit, 3600, 'unchanged');
 });
 
+t.test("update -t of a running job: its supervisor enforces the new limit", async (t) => {
+  const d = await startDaemon(t);
+  const id = await d.batch('sleep 60', ['-g', '0', '-t', '1h']);
+  await d.waitState(id, 'RUNNING');
+  const up = await d.run('xlurm', ['update', String(id), '-t', '2h']);
+  t.same([up.code, up.stderr], [0, ''], 'root may raise it');
+  const name = await d.run('xlurm', ['update', String(id), '-n', 'x']);
+  t.same([name.code, name.stderr], [1, `xlurm: cannot update job ${id}: it is RUNNING (only its time limit can be changed)\n`]);
+  const started = (await d.job(id)).started_at as number;
+  t.equal((await d.run('xlurm', ['update', String(id), '-t', '2'])).code, 0);
+  t.equal((await d.job(id)).spec.time_limit, 2, 'spec.time_limit shows the change');
+  const j = await d.waitState(id, 'TIMED_OUT', 15000);
+  t.ok(j.result.finished_at - started < 30, 'ended by the new limit, long before the old one');
+});
+
 t.test('--begin: BeginTime until then, then it starts by itself', async (t) => {
   const d = await startDaemon(t);
   const id = await d.batch('true', ['-g', '0', '--begin', 'now+2']);

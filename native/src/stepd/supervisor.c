@@ -93,6 +93,63 @@ static int cancel_marker(const struct job_spec *spec)
     return access(spec->cancel_path, F_OK) == 0;
 }
 
+/* `xlurm update -t` of a running job (docs/behaviour.md §23.3): the daemon leaves the new limit,
+ * decimal seconds from the payload's start ("0": none), in <base>.limit beside the cancel
+ * marker <base>.cancel, atomically (a temporary file renamed over it). The name is derived here
+ * the way the result's temporary name is: the daemon's jobPaths makes both. Looked at on every
+ * wake-up of the supervision loop (at least every 50 ms), read again only when the file changed
+ * (another inode or mtime), so a restarted daemon's change reaches an adopted job too. */
+struct limit_file {
+    char path[4096];
+    int enabled;
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtime;
+};
+
+static void limit_file_init(struct limit_file *lf, const struct job_spec *spec)
+{
+    static const char suffix[] = ".cancel";
+    size_t n = strlen(spec->cancel_path);
+    size_t k = sizeof suffix - 1;
+    memset(lf, 0, sizeof *lf);
+    if (n < k || strcmp(spec->cancel_path + n - k, suffix) != 0 || n - k + sizeof ".limit" > sizeof lf->path)
+        return;
+    memcpy(lf->path, spec->cancel_path, n - k);
+    memcpy(lf->path + n - k, ".limit", sizeof ".limit");
+    lf->enabled = 1;
+}
+
+/* The limit in the file when it changed since the last look (into *limit_ns), else nothing. */
+static void limit_file_check(struct limit_file *lf, int64_t *limit_ns)
+{
+    struct stat st;
+    if (!lf->enabled || stat(lf->path, &st) < 0)
+        return;
+    if (st.st_dev == lf->dev && st.st_ino == lf->ino && st.st_mtim.tv_sec == lf->mtime.tv_sec &&
+        st.st_mtim.tv_nsec == lf->mtime.tv_nsec)
+        return;
+    int fd = open(lf->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    char buf[32];
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0)
+        return;
+    buf[r] = '\0';
+    char *end = NULL;
+    errno = 0;
+    unsigned long long secs = strtoull(buf, &end, 10);
+    /* Only a whole, well-formed number is taken; anything else leaves the limit as it was. */
+    if (errno != 0 || end == buf || (*end != '\0' && *end != '\n') || buf[0] == '-' || secs > UINT32_MAX)
+        return;
+    lf->dev = st.st_dev;
+    lf->ino = st.st_ino;
+    lf->mtime = st.st_mtim;
+    *limit_ns = (int64_t)secs * NS_PER_S;
+}
+
 /* A cancellation signal arrived before the payload was started. */
 static int cancel_signal_pending(void)
 {
@@ -362,10 +419,13 @@ static void supervise(const struct job_spec *spec, pid_t leader, int64_t start,
     int64_t term_at = 0;
     int64_t limit_ns = (int64_t)spec->time_limit * NS_PER_S;
     int64_t grace_ns = (int64_t)spec->kill_grace * NS_PER_S;
+    struct limit_file lf;
+    limit_file_init(&lf, spec);
 
     for (;;) {
         if (reap_nohang(leader, status))
             return;
+        limit_file_check(&lf, &limit_ns);
 
         int64_t now = now_ns();
         if (*reason == REASON_NONE) {

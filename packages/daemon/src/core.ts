@@ -22,7 +22,7 @@ import { hostTopology } from './devices/topology';
 import { schedule, type Hold, type PendingJob, type Reservation, type SchedulerInput } from './scheduler/schedule';
 import { effectiveQueueTimeout, effectiveTimeLimit } from './time-policy';
 import { toWireJob, type Store, type StoredJob } from './store/store';
-import { Workflow, prepareRetry, retryLine, type Doomed } from './workflow';
+import { Workflow, prepareRetry, retryLine, writeLimit, type Doomed } from './workflow';
 import { passSeconds } from './accounting/histogram';
 import * as os from 'node:os';
 import type { ShareRow } from '@xlurm/protocol';
@@ -1061,6 +1061,38 @@ export class Core {
   }
 
   /**
+   * `xlurm update -t` of a RUNNING job (docs/behaviour.md §23.3): its owner
+   * may lower the limit, only root raise it (within max_time_limit). The
+   * supervisor is told through its limit file first, then the spec is
+   * written: a limit already past ends the job TIMED_OUT at once.
+   */
+  private updateRunning(j: StoredJob, u: { time_limit?: number; [k: string]: unknown }, isRoot: boolean): Promise<Job> {
+    const others = Object.keys(u).filter((k) => k !== 'time_limit');
+    if (others.length || u.time_limit === undefined) {
+      throw new XlurmError('INVALID_ARGUMENT', `cannot update job ${j.id}: it is RUNNING (only its time limit can be changed)`);
+    }
+    const limit = effectiveTimeLimit(u.time_limit, this.config)!;
+    const was = j.spec.time_limit ?? null;
+    if (!isRoot && was !== null && limit > was) {
+      throw new XlurmError('PERMISSION_DENIED', `permission denied: only root may raise the time limit of a running job (job ${j.id} has ${formatDurationSecs(was)})`);
+    }
+    if (limit === was) return this.store.durable().then(() => toWireJob(j));
+    try {
+      writeLimit(this.home, j.id, limit);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      const why = err.code === 'ENOSPC' || err.code === 'EDQUOT' ? 'disk is full; free space under XLURM_HOME and retry' : err.message;
+      throw new XlurmError('STORAGE', `cannot update job ${j.id}: cannot write its limit file: ${why}`);
+    }
+    const spec: Submission = { ...j.spec, time_limit: limit };
+    this.store.updateSpec(j.id, spec);
+    j.spec = spec;
+    this.log(`job ${j.id}: time limit ${was === null ? 'none' : formatDurationSecs(was)} -> ${formatDurationSecs(limit)} while running`);
+    const reply = toWireJob(j);
+    return this.store.durable().then(() => reply);
+  }
+
+  /**
    * `xlurm update` (docs/behaviour.md §23.3) of a PENDING job: a new time
    * limit (within max_time_limit), queue-wait timeout, name or begin time.
    * `isRoot`: the caller is root (only root may raise a limit). Resolves to
@@ -1069,9 +1101,7 @@ export class Core {
   update(id: number, u: { time_limit?: number; queue_timeout?: number; name?: string; begin_at?: number | null; nice?: number }, isRoot: boolean): Promise<Job> {
     const j = this.current(id);
     if (!j) throw new XlurmError('JOB_NOT_FOUND', 'job not found');
-    if (j.state === 'RUNNING') {
-      throw new XlurmError('INVALID_ARGUMENT', `cannot update job ${id}: it is RUNNING (a running job's time limit cannot be changed yet)`);
-    }
+    if (j.state === 'RUNNING') return this.updateRunning(this.running.get(id)!, u, isRoot);
     if (j.state !== 'PENDING') throw new XlurmError('INVALID_ARGUMENT', `cannot update job ${id}: it is ${j.state}`);
     // Every refusal before any change: the cap (the submission's words), then the nice rule.
     const limit = u.time_limit === undefined ? undefined : effectiveTimeLimit(u.time_limit, this.config);

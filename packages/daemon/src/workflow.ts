@@ -210,6 +210,24 @@ export class Workflow {
 }
 
 /**
+ * Tell a running job's supervisor its new time limit (`xlurm update -t`,
+ * docs/behaviour.md §23.3): seconds from its start, written to a temporary
+ * file (0600) renamed over `<id>.limit`, which the supervisor looks at on
+ * every wake-up (native/src/stepd/supervisor.c). Throws when it cannot be written.
+ */
+export function writeLimit(home: string, id: number, secs: number): void {
+  const p = jobPaths(home, id);
+  const tmp = p.temp(process.pid);
+  try {
+    fs.writeFileSync(tmp, `${secs}\n`, { mode: 0o600, flag: 'w' });
+    fs.renameSync(tmp, p.limit);
+  } catch (e) {
+    try { fs.unlinkSync(tmp); } catch { /* never made */ }
+    throw e;
+  }
+}
+
+/**
  * The workflow checks of a submission that need the queue (docs/behaviour.md
  * §23.1): its `-d` list parses, and every job it names exists. The message
  * of the first that fails, or null.
@@ -238,7 +256,8 @@ export function retryLine(k: number, n: number, exitCode: number): string {
 export function prepareRetry(home: string, id: number, line: string): Error | undefined {
   const p = jobPaths(home, id);
   let err: Error | undefined;
-  for (const f of [p.result, p.cancel]) {
+  // The next run reads its limit from its spec (which holds any change).
+  for (const f of [p.result, p.cancel, p.limit]) {
     try { fs.unlinkSync(f); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'ENOENT') err ??= e as Error; }
   }
   let fd = -1;

@@ -31,7 +31,7 @@ export function statePaths(home: string): StatePaths {
 }
 
 /** What a file under `jobs/` is to its job (see parseJobFileName). */
-export type JobFileKind = 'log' | 'lock' | 'lockNew' | 'result' | 'cancel' | 'spec' | 'snapshot' | 'temp';
+export type JobFileKind = 'log' | 'lock' | 'lockNew' | 'result' | 'cancel' | 'limit' | 'spec' | 'snapshot' | 'temp';
 
 /**
  * Per-job files under `jobs/` (docs/behaviour.md §7.1), the one place their names are made.
@@ -53,6 +53,11 @@ export function jobPaths(home: string, id: number) {
     result: `${base}.result`,
     /** The cancel marker, written atomically by the daemon. */
     cancel: `${base}.cancel`,
+    /**
+     * A running job's changed time limit (`xlurm update -t`), written atomically by the daemon;
+     * the supervisor derives its name from `cancel` (native/src/stepd/supervisor.c).
+     */
+    limit: `${base}.limit`,
     /** The supervisor's spec where memfd_create(2) is refused: written, opened and unlinked at once. */
     spec: `${base}.spec`,
     /** The job snapshot of the reference implementation: never written, but removed with the job. */
@@ -63,7 +68,7 @@ export function jobPaths(home: string, id: number) {
 }
 
 const SUFFIX_KIND: ReadonlyMap<string, JobFileKind> = new Map([
-  ['log', 'log'], ['lock', 'lock'], ['lock.new', 'lockNew'], ['result', 'result'], ['cancel', 'cancel'], ['spec', 'spec'], ['json', 'snapshot'],
+  ['log', 'log'], ['lock', 'lock'], ['lock.new', 'lockNew'], ['result', 'result'], ['cancel', 'cancel'], ['limit', 'limit'], ['spec', 'spec'], ['json', 'snapshot'],
 ]);
 
 /** The job and kind of a file name under `jobs/` made by jobPaths; undefined for any other name. */

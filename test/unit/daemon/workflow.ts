@@ -124,7 +124,15 @@ t.test('update: a pending job gets a new limit, name, timeout and begin time; a 
   await waitReason(tc, a.id, 'BeginTime');
   await tc.core.update(a.id, { begin_at: null }, false);
   await startedBy(tc, a.id);
-  t.throws(() => tc.core.update(a.id, { time_limit: 60 }, false), { message: /^cannot update job \d+: it is RUNNING/ });
+  // Running: only its limit; the owner lowers it, root raises it; the supervisor is told through the limit file.
+  t.throws(() => tc.core.update(a.id, { name: 'x' }, false), { message: `cannot update job ${a.id}: it is RUNNING (only its time limit can be changed)` });
+  const limitFile = path.join(tc.dir, 'jobs', `${a.id}.limit`);
+  t.match(await tc.core.update(a.id, { time_limit: 60 }, false), { spec: { time_limit: 60 } });
+  t.equal(fs.readFileSync(limitFile, 'utf8'), '60\n');
+  t.throws(() => tc.core.update(a.id, { time_limit: 90 }, false), { code: 'PERMISSION_DENIED', message: `permission denied: only root may raise the time limit of a running job (job ${a.id} has 1m)` });
+  t.match(await tc.core.update(a.id, { time_limit: 90 }, true), { spec: { time_limit: 90 } });
+  t.equal(fs.readFileSync(limitFile, 'utf8'), '90\n');
+  t.equal(tc.store.get(a.id)!.spec.time_limit, 90, 'on disk');
 
   const b = await tc.core.submit(alice, spec({ hold: true }));
   t.match(await tc.core.update(b.id, { nice: 7 }, false), { nice: 7 });

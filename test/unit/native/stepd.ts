@@ -332,6 +332,22 @@ if (!built) {
     t.match(quick.result, { state: 'COMPLETED', exit_code: 0 }, 'a job within its limit completes');
   });
 
+  t.test('a limit file beside the cancel marker changes the time limit of the running job (xlurm update -t)', async t => {
+    const r = await runJob(t, {
+      argv: ['bash', '-c', 'echo started > started; sleep 1000'], timeLimit: 3600,
+      during: async ({ dir }) => {
+        await waitFor(() => fs.existsSync(path.join(dir, 'started')), 'job start');
+        // Not a whole number: ignored. Then written as the daemon does: a temporary file renamed over it.
+        fs.writeFileSync(path.join(dir, '7.limit'), '1x\n');
+        await delay(200);
+        fs.writeFileSync(path.join(dir, '7.limit.tmp'), '1\n');
+        fs.renameSync(path.join(dir, '7.limit.tmp'), path.join(dir, '7.limit'));
+      },
+    });
+    t.match(r.result, { state: 'TIMED_OUT', exit_code: 124, error: null });
+    t.ok(r.elapsedMs < 10000, `ended by the new limit (${r.elapsedMs} ms)`);
+  });
+
   t.test('SIGTERM ignored by the job: SIGKILL after the 1 s grace', async t => {
     const r = await runJob(t, {
       argv: ['bash', '-c', 'trap "" TERM; echo started > started; sleep 1000; echo survived'],

@@ -20,7 +20,7 @@ t.test('per-job files: their names, and back from a name to the job and kind', a
   const p = jobPaths('/h', 42);
   t.same({ ...p, temp: p.temp(7) }, {
     log: '/h/jobs/42.log', lock: '/h/jobs/42.lock', lockNew: '/h/jobs/42.lock.new', result: '/h/jobs/42.result',
-    cancel: '/h/jobs/42.cancel', spec: '/h/jobs/42.spec', snapshot: '/h/jobs/42.json', temp: '/h/jobs/42.tmp.7',
+    cancel: '/h/jobs/42.cancel', limit: '/h/jobs/42.limit', spec: '/h/jobs/42.spec', snapshot: '/h/jobs/42.json', temp: '/h/jobs/42.tmp.7',
   });
   for (const [kind, file] of Object.entries({ ...p, temp: p.temp(7) })) {
     t.same(parseJobFileName(path.basename(file)), { id: 42, kind }, `${path.basename(file)}: job 42's ${kind}`);

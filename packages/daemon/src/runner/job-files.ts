@@ -189,7 +189,7 @@ export class JobFiles {
     for (const id of ids) {
       const p = this.paths(id);
       // spec and lockNew exist only when a daemon died between creating and unlinking or renaming them.
-      for (const f of [p.log, p.lock, p.lockNew, p.result, p.cancel, p.snapshot, p.spec]) unlinkIfPresent(f);
+      for (const f of [p.log, p.lock, p.lockNew, p.result, p.cancel, p.limit, p.snapshot, p.spec]) unlinkIfPresent(f);
       // A notification's result (runner/notify.ts), left only by a daemon gone before it was removed.
       unlinkIfPresent(p.result.replace(/\.result$/, '.notify.result'));
     }

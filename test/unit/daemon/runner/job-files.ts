@@ -51,7 +51,7 @@ t.test('job file names: made in one place, and parsed back', async (t) => {
   const p = files.paths(7);
   t.same({ ...p, temp: p.temp(99) }, {
     log: '/h/jobs/7.log', lock: '/h/jobs/7.lock', lockNew: '/h/jobs/7.lock.new', result: '/h/jobs/7.result',
-    cancel: '/h/jobs/7.cancel', spec: '/h/jobs/7.spec', snapshot: '/h/jobs/7.json', temp: '/h/jobs/7.tmp.99',
+    cancel: '/h/jobs/7.cancel', limit: '/h/jobs/7.limit', spec: '/h/jobs/7.spec', snapshot: '/h/jobs/7.json', temp: '/h/jobs/7.tmp.99',
   });
   const kinds = Object.entries({ ...p, temp: p.temp(99) }).map(([k, f]) => [k, parseJobFileName(path.basename(f))]);
   for (const [k, parsed] of kinds) t.same(parsed, { id: 7, kind: k }, `${String(k)} parses back`);
