@@ -19,6 +19,7 @@ import { logLine } from './log';
 import { Runner } from './runner/runner';
 import { JobLimits } from './resources/job-limits';
 import { resourcesOf } from './resources/room';
+import { startHostProtection } from './resources/protection';
 import { CLEANUP_INTERVAL_MS, runCleanup } from './retention';
 import { Server } from './server';
 import { reloadConfig } from './handlers/reload';
@@ -101,6 +102,10 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
   }, logLine, () => core.now(), limits);
   undo.push(() => runner.stop());
   core = new Core(home, cfg, store, devices, runner, euid, logLine);
+  // Device isolation (the cgroup layer's hook, set before any job starts) and the low-memory
+  // guard (docs/behaviour.md §24.7, §24.8).
+  const protection = startHostProtection(core, devices, { cgroups: limits.cgroups, log: logLine, ...(euid === 0 ? {} : { why: 'cgroups need a daemon running as root' }) });
+  undo.push(() => protection.stop());
   // A missing lock file proves "never spawned" only within one boot: after a
   // power loss the file's (unsynced) directory entry may be gone although the
   // supervisor ran. So only a restart in the same boot requeues such a job.

@@ -1,4 +1,4 @@
-import type { PoolView } from '@xlurm/protocol';
+import type { DaemonStatus, PoolView } from '@xlurm/protocol';
 import type { XCommand } from '../command';
 import { JSON_OPTION } from './json-option';
 import { flag, noExtra } from '../argv';
@@ -7,7 +7,7 @@ import { poolsText } from '../format/info';
 import { engine } from '../engine';
 import { UsageError } from '../errors';
 import { watchScreen } from '../watch';
-import { writeOut } from '../io';
+import { errLine, writeOut } from '../io';
 
 const INFO_OPTIONS = {
   pools: { type: 'boolean', describe: 'Show each vendor pool: free devices, groups, the largest request that fits now and ever, the reservation' },
@@ -37,6 +37,12 @@ const info: XCommand = {
     }
     const report = await engine().info();
     await writeOut(flag(args.json) ? JSON.stringify(report.json, null, 2) + '\n' : report.text);
+    // docs/behaviour.md §24.8: where jobs cannot be kept from other devices' nodes, say so (on
+    // stderr, so the table stays what scripts parse); nothing to say on a host without devices.
+    if (!flag(args.json) && engine().name === 'local' && Array.isArray(report.json) && report.json.length > 0) {
+      const st = await request('status', {}) as DaemonStatus;
+      if (st.device_isolation?.startsWith('off')) errLine(`device isolation: ${st.device_isolation}`);
+    }
   },
 };
 

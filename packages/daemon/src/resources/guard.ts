@@ -145,8 +145,9 @@ export class LowMemoryGuard {
 
   start(): void {
     if (this.timer) return;
-    // Sampled even with the guard off: the pressure is part of the host's samples.
-    this.timer = setInterval(() => this.sample(), this.o.intervalMs ?? GUARD_INTERVAL_MS);
+    // With the guard off (floor 0) the tick reads nothing; a reload that sets a floor takes effect
+    // at the next tick.
+    this.timer = setInterval(() => { if (this.enabled) this.sample(); }, this.o.intervalMs ?? GUARD_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -156,8 +157,15 @@ export class LowMemoryGuard {
     this.stopping?.cancelKill();
   }
 
-  /** The last sample; null before the first (accounting's sampling reads it). */
-  lastSample(): HostMemorySample | null { return this.latest; }
+  /**
+   * The latest sample, for accounting's samples: the guard's own when it is
+   * on, else (or when it is older than two ticks) one taken now.
+   */
+  lastSample(): HostMemorySample {
+    const tick = this.o.intervalMs ?? GUARD_INTERVAL_MS;
+    if (this.latest && Date.now() - this.latest.at <= 2 * tick) return this.latest;
+    return this.sample();
+  }
 
   /** One sample, and a stop when the floor has been crossed long enough. Public for tests. */
   sample(): HostMemorySample {

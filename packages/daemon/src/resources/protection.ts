@@ -1,0 +1,75 @@
+/**
+ * Wires device isolation and the low-memory guard (docs/behaviour.md §24.7,
+ * §24.8) to the daemon: Core for the transitions and the running jobs, the
+ * device layer for the nodes, the cgroup layer (cgroup.ts) for each job's
+ * directories. Isolation runs as the cgroup layer's `isolation` hook, after
+ * the limits are written and before the payload joins.
+ */
+import type { Core } from '../core';
+import type { DeviceManager } from '../devices/manager';
+import type { Cgroups, JobCgroup } from './cgroup';
+import { resourcesOf } from './room';
+import { DeviceIsolation, findMounts, type IsolationDirs } from './isolation';
+import { LowMemoryGuard, cgroupMemoryUsage, cgroupProcs, type GuardJob } from './guard';
+
+export interface HostProtection {
+  isolation: DeviceIsolation;
+  guard: LowMemoryGuard;
+  stop(): void;
+}
+
+/** Where isolation writes for a job: v1 `devices` where the job has it, else its cgroup v2 directory. */
+export function isolationDirs(cg: JobCgroup): IsolationDirs {
+  if (cg.v1.devices) return { v1Devices: cg.v1.devices };
+  return cg.unified ? { v2: cg.unified } : {};
+}
+
+/** The job's memory directory (the unified one on v2, v1 `memory` elsewhere) and where its processes are listed. */
+function guardDirs(cgroups: Cgroups, cg: JobCgroup): { memory?: string; procs?: string } {
+  const memory = cgroups.layout.kind === 'v2' ? cg.unified : cg.v1.memory;
+  return { memory, procs: cg.unified ?? cg.v1.memory ?? cg.dirs[0] };
+}
+
+export interface ProtectionOptions {
+  /** The cgroup layer; null: this daemon makes no job cgroups (`why` says why). */
+  cgroups: Cgroups | null;
+  why?: string;
+  log: (msg: string) => void;
+  /** Test helpers only: another meminfo file and pressure directory. */
+  meminfoPath?: string;
+  pressureDir?: string;
+}
+
+export function startHostProtection(core: Core, devices: DeviceManager, o: ProtectionOptions): HostProtection {
+  const cgroups = o.cgroups;
+  const isolation = new DeviceIsolation({
+    get enabled() { return resourcesOf(core.cfg).deviceIsolation; },
+    source: devices,
+    noCgroups: () => (cgroups?.available ? null : o.why ?? 'no cgroup hierarchy is mounted on this host'),
+    support: findMounts(),
+  });
+  core.isolation = isolation;
+  if (cgroups) {
+    cgroups.isolation = (cg, devs) => {
+      const how = isolation.apply(isolationDirs(cg), devs);
+      if (how === 'off' && resourcesOf(core.cfg).deviceIsolation) o.log(`job ${cg.id}: device isolation: ${isolation.state()}`);
+    };
+  }
+  const guard = new LowMemoryGuard({
+    settings: () => {
+      const r = resourcesOf(core.cfg);
+      return { floor: r.lowMemoryFloor, samples: r.lowMemorySamples, killGrace: core.cfg.killGrace };
+    },
+    jobs: () => core.activeJobs().filter((j) => j.state === 'RUNNING').map((j): GuardJob => {
+      const cg = cgroups?.get(j.id);
+      const dirs = cg && cgroups ? guardDirs(cgroups, cg) : {};
+      return { id: j.id, mem: j.spec.mem ?? 0, usage: () => cgroupMemoryUsage(dirs.memory), procs: () => cgroupProcs(dirs.procs) };
+    }),
+    markStopped: (id, error) => core.stopForLowMemory(id, error),
+    log: o.log,
+    ...(o.meminfoPath ? { meminfoPath: o.meminfoPath } : {}),
+    ...(o.pressureDir ? { pressureDir: o.pressureDir } : {}),
+  });
+  guard.start();
+  return { isolation, guard, stop: () => guard.stop() };
+}
