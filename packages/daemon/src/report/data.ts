@@ -100,10 +100,15 @@ function dailySamples(q: ReportQuery, indexOf: (d: Device) => number): ReportDat
   const c = connection(q.db);
   const cols = (c.db.prepare(`SELECT name FROM pragma_table_info('device_samples')`).all() as { name: string }[]).map((r) => r.name);
   if (!['at', 'device', 'utilization', 'memory_used'].every((n) => cols.includes(n))) return [];
-  const rows = prepared(q.db, `SELECT (at / ${DAY}) * ${DAY} AS day, device, count(*) AS n,
-      avg(utilization) AS utilization, avg(memory_used) AS memory_used
-    FROM device_samples WHERE at >= @since AND at <= @until GROUP BY day, device ORDER BY day, device`)
-    .all({ since: q.since, until: q.until }) as { day: number; device: string; n: number; utilization: number | null; memory_used: number | null }[];
+  // One indexed range per UTC day, grouped by device: sorting each day's 23,000 rows is cheaper
+  // than one sort of the whole window's (the grouping is by sorting in SQLite).
+  const day = prepared(q.db, `SELECT device, count(*) AS n, avg(utilization) AS utilization, avg(memory_used) AS memory_used
+    FROM device_samples WHERE at >= @from AND at < @to GROUP BY device`);
+  const rows: { day: number; device: string; n: number; utilization: number | null; memory_used: number | null }[] = [];
+  for (let d = Math.floor(q.since / DAY) * DAY; d <= q.until; d += DAY) {
+    const part = day.all({ from: Math.max(d, q.since), to: Math.min(d + DAY, q.until + 1) }) as Omit<(typeof rows)[number], 'day'>[];
+    for (const r of part) rows.push({ day: d, ...r });
+  }
   const byLabel = new Map(Object.entries(KIND_LABEL).map(([kind, label]) => [label, kind as DeviceKind]));
   const out: ReportData['samples'] = [];
   for (const r of rows) {
