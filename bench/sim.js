@@ -82,6 +82,35 @@ function generate({ jobs, load, seed, devices = 8 }) {
   return out;
 }
 
+/**
+ * Two users (docs/behaviour.md §22.2): `flood` submits `flood` one-device jobs of
+ * `run` seconds at t=0; `light` submits `few` such jobs, one every `every`
+ * seconds from t=`every`. On `devices` devices the flood keeps the host busy
+ * for flood × run / devices seconds.
+ * @param {{ flood?: number, few?: number, run?: number, every?: number }} [o] @returns {SimJob[]}
+ */
+function twoUsers({ flood = 400, few = 10, run = 600, every = 1750 } = {}) {
+  /** @type {SimJob[]} */
+  const out = [];
+  for (let i = 0; i < flood; i++) out.push({ id: 0, submit: 0, count: 1, run, limit: null, user: 'flood' });
+  for (let i = 1; i <= few; i++) out.push({ id: 0, submit: i * every, count: 1, run, limit: null, user: 'light' });
+  out.sort((a, b) => a.submit - b.submit);
+  out.forEach((j, i) => { j.id = i + 1; });
+  return out;
+}
+
+/** Mean wait per user of a replay. @param {SimJob[]} jobs @param {SimResult} r @returns {Map<string, number>} */
+function meanWaitByUser(jobs, r) {
+  /** @type {Map<string, number[]>} */
+  const by = new Map();
+  for (const j of jobs) {
+    let l = by.get(j.user);
+    if (!l) by.set(j.user, l = []);
+    l.push(/** @type {number} */ (r.waits.get(j.id)));
+  }
+  return new Map([...by].map(([u, ws]) => [u, ws.reduce((a, b) => a + b, 0) / ws.length]));
+}
+
 /** A trace file: `submit_s,devices,run_s,time_limit_s,user` (header line required). @param {string} file @returns {SimJob[]} */
 function readTrace(file) {
   const lines = fs.readFileSync(file, 'utf8').split(/\r?\n/).filter((l) => l.trim() && !l.startsWith('#'));
@@ -153,7 +182,15 @@ function quantile(xs, q) {
  * @param {SimJob[]} jobs in id order @param {Policy} policy @param {{ devices?: number, maxRunning?: number, wholeSeconds?: boolean }} [o]
  * @returns {SimResult}
  */
-function simulate(jobs, policy, { devices = 8, maxRunning = 32, wholeSeconds = false } = {}) {
+function simulate(jobs, policy, { devices = 8, maxRunning = 32, wholeSeconds = false, fairShare = 0 } = {}) {
+  // fairShare (a half-life in seconds; 0: off): per-user device-seconds, decayed, charged at
+  // every event instant from the running jobs as the daemon charges them before each pass
+  // (accounting/usage.ts), and the pending jobs handed over as an array the order step sorts.
+  /** @type {Map<string, number>} */
+  const usage = new Map();
+  let usageAt = 0;
+  /** @type {Map<number, number>} */
+  const charged = new Map();
   // The daemon's clock reads whole seconds (its `now` and started_at): the self-check's replay mirrors that.
   const clock = wholeSeconds ? Math.floor : (/** @type {number} */ x) => x;
   const { schedule } = require(path.join(DAEMON_DIST, 'scheduler', 'schedule.js'));
@@ -203,9 +240,20 @@ function simulate(jobs, policy, { devices = 8, maxRunning = 32, wholeSeconds = f
       b.set(j.id, p);
       if (j.count === 0) cpuOnly++;
     }
+    if (fairShare) {
+      const f = Math.pow(2, -(now - usageAt) / fairShare);
+      for (const [u, x] of usage) usage.set(u, x * f);
+      usageAt = now;
+      for (const [id, from] of charged) {
+        const j = /** @type {SimJob} */ (byId.get(id));
+        usage.set(j.user, (usage.get(j.user) ?? 0) + j.count * (Math.min(now, from + j.run) - from));
+        if (now >= from + j.run) charged.delete(id); else charged.set(id, now);
+      }
+    }
     if (running >= maxRunning) continue;
     /** @type {any} */
-    const input = { pending: ordered(), cpuOnlyPending: cpuOnly, running, maxRunning, inventory, free };
+    const input = { pending: fairShare ? [...ordered()] : ordered(), cpuOnlyPending: cpuOnly, running, maxRunning, inventory, free };
+    if (fairShare) input.usage = usage;
     if (policy.mode === 'reserve') {
       input.mode = 'reserve';
       input.reserveMinDevices = policy.reserveMinDevices ?? 2;
@@ -230,6 +278,7 @@ function simulate(jobs, policy, { devices = 8, maxRunning = 32, wholeSeconds = f
       running++;
       completions.push(end, j.id);
       starts.set(j.id, now);
+      if (fairShare) charged.set(j.id, now);
       waits.set(j.id, now - j.submit);
       startOrder.push(j.id);
       busy += dur * d.devices.length;
@@ -322,6 +371,16 @@ function main() {
   const load = Number(opt('--load', '0.8'));
   const n = Number(opt('--jobs', '100000'));
   const trace = opt('--trace', undefined);
+  if (argv.includes('--two-users')) {
+    // Fair share on (half-life 7 days) and off, greedy, on `devices` devices.
+    const jobs = twoUsers();
+    process.stdout.write(`# xlurm scheduling simulator: two users on ${devices} devices: flood submits 400 jobs of 10 min at t=0, light 10 of 10 min, one every 29 min 10 s\n`);
+    for (const [name, hl] of [['fair share on', 7 * 86400], ['fair share off', 0]]) {
+      const w = meanWaitByUser(jobs, simulate(jobs, parsePolicy('greedy'), { devices, fairShare: /** @type {number} */ (hl) }));
+      process.stdout.write(`${name}: mean wait flood ${dur(/** @type {number} */ (w.get('flood')))}, light ${dur(/** @type {number} */ (w.get('light')))}\n`);
+    }
+    return 0;
+  }
   const policies = String(opt('--policies', 'greedy,reserve:8,reserve:4')).split(',').map(parsePolicy);
   const jobs = trace ? readTrace(trace) : generate({ jobs: n, load, seed, devices });
   const csvOut = opt('--csv-out', undefined);
@@ -401,7 +460,7 @@ async function selfCheck(policy, { tolerance = 0.5, log = () => undefined } = {}
   }
 }
 
-module.exports = { generate, readTrace, simulate, parsePolicy, table, compare, rng, selfCheck };
+module.exports = { generate, readTrace, simulate, parsePolicy, table, compare, rng, selfCheck, twoUsers, meanWaitByUser };
 
 if (require.main === module && process.argv.includes('--check')) {
   (async () => {

@@ -31,19 +31,33 @@ function timePure(input, iters) {
   return median(ts);
 }
 
-/** A database with N PENDING one-GPU jobs, built once and copied per sample. */
-function template(dir) {
+/**
+ * A database with N PENDING jobs of `count` GPUs, built once and copied per
+ * sample: root's, or (`users`) spread round-robin over that many users, each
+ * with some decayed usage in the fair-share table (docs/behaviour.md §22.2).
+ */
+function template(dir, users = 0, count = 1) {
   const { Store } = require(path.join(DAEMON_DIST, 'store', 'store.js'));
-  const file = path.join(dir, 'template.db');
+  const file = path.join(dir, `template-${users}-${count}.db`);
   const store = new Store(file);
-  const spec = { command: ['python', 'train.py'], cwd: '/tmp', env: { PATH: '/usr/bin:/bin' }, name: 'train.py', count: 1, kind: null, time_limit: null, script: null };
-  store.db.transaction(() => { for (let i = 0; i < N; i++) store.insert({ uid: 0, gid: 0, name: 'root' }, spec, 1); })();
+  const spec = { command: ['python', 'train.py'], cwd: '/tmp', env: { PATH: '/usr/bin:/bin' }, name: 'train.py', count, kind: null, time_limit: null, script: null };
+  const owner = (i) => (users ? { uid: 1000 + (i % users), gid: 1000, name: `user${i % users}` } : { uid: 0, gid: 0, name: 'root' });
+  store.db.transaction(() => {
+    for (let i = 0; i < N; i++) store.insert(owner(i), spec, 1);
+    const put = users ? store.db.prepare('INSERT INTO usage(uid, name, usage, decayed, at) VALUES (?, ?, ?, ?, ?)') : undefined;
+    for (let u = 0; u < users; u++) put?.run(1000 + u, `user${u}`, 3600 * ((u * 37) % 100), 1800 * ((u * 37) % 100), Date.now() / 1000);
+  })();
   store.close();
   return file;
 }
 
-/** Time one Core pass over a fresh copy of the template. @param {string} tpl @param {string} dir @param {boolean} free @param {string} [mode] */
-async function timeDaemonPass(tpl, dir, free, mode = 'greedy') {
+/**
+ * Time one Core pass over a fresh copy of the template.
+ * @param {string} tpl @param {string} dir @param {boolean} free @param {string} [mode]
+ * @param {{ cfg?: object, freeIds?: number, starts?: number }} [opts] `freeIds`: only the first n GPUs idle; `starts`: jobs the pass must start (default 8 when free)
+ */
+async function timeDaemonPass(tpl, dir, free, mode = 'greedy', opts = {}) {
+  const want = opts.starts ?? (free ? 8 : 0);
   const { Store } = require(path.join(DAEMON_DIST, 'store', 'store.js'));
   const { Core } = require(path.join(DAEMON_DIST, 'core.js'));
   const { DeviceManager } = require(path.join(DAEMON_DIST, 'devices', 'manager.js'));
@@ -52,7 +66,7 @@ async function timeDaemonPass(tpl, dir, free, mode = 'greedy') {
   const store = new Store(file);
   const backend = {
     kind: 'nvidia', devices: inventory,
-    probe: async (ids) => new Map(ids.map((id) => [id, { status: free ? 'idle' : 'busy' }])),
+    probe: async (ids) => new Map(ids.map((id) => [id, { status: free && (opts.freeIds === undefined || id < opts.freeIds) ? 'idle' : 'busy' }])),
     close() {},
   };
   const dm = new DeviceManager([backend], () => undefined, () => undefined);
@@ -62,14 +76,14 @@ async function timeDaemonPass(tpl, dir, free, mode = 'greedy') {
   let allLaunched = () => undefined;
   const launchedAll = new Promise((resolve) => { allLaunched = () => resolve(undefined); });
   // The runner's own work (files, spawn) is not part of the pass: a stand-in counts the starts.
-  const started = () => { if (++launched === 8) allLaunched(); };
+  const started = () => { if (++launched === want) allLaunched(); };
   const runner = {
     launch: started, prepare: (/** @type {{id: number}} */ j) => ({ id: j.id, fds: [] }), start: started, discard() {},
     adopt() {}, cancel() {}, stop() {},
   };
   const { DEFAULT_SETTINGS } = require(path.join(DAEMON_DIST, 'config', 'daemon.js'));
   // Every setting at its default (later features add keys), as a daemon without a file has them.
-  const cfg = { ...DEFAULT_SETTINGS, backend: 'nvidia', maxRunning: 32, retentionSecs: 86400, excludeIds: [], schedulerMode: mode };
+  const cfg = { ...DEFAULT_SETTINGS, backend: 'nvidia', maxRunning: 32, retentionSecs: 86400, excludeIds: [], schedulerMode: mode, ...(opts.cfg ?? {}) };
   const core = new Core(dir, cfg, store, dm, runner, 0, () => undefined);
   core.recover();
   if (core.counts().PENDING !== N) throw new Error(`expected ${N} pending, got ${core.counts().PENDING}`);
@@ -81,9 +95,9 @@ async function timeDaemonPass(tpl, dir, free, mode = 'greedy') {
   // fdatasync that must complete before any spawn (the loop is free meanwhile).
   const t0 = nowMs();
   core.pass();
-  if (free) await launchedAll;
+  if (want) await launchedAll;
   const ms = nowMs() - t0;
-  if (launched !== (free ? 8 : 0)) throw new Error(`pass started ${launched} jobs`);
+  if (launched !== want) throw new Error(`pass started ${launched} jobs, expected ${want}`);
   dm.stop();
   store.close();
   for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
@@ -110,11 +124,25 @@ async function run(ctx) {
   // (0-2) lie in one group, so 4-GPU jobs wait with Topology and 8-GPU jobs are never placed.
   const { makeTopology } = require(path.join(DAEMON_DIST, 'scheduler', 'place.js'));
   const grouped = { ...reserve, topology: makeTopology('require', new Map([['nvidia', [[0, 1, 2, 3], [4, 5, 6, 7]]]])) };
+  // Fairness (docs/behaviour.md §22): 10k jobs of 100 users with usage and per-user limits (at
+  // most 4 running jobs and 4 devices each); the array is sorted by the order step first, as the
+  // daemon's queue keeps it; the pass merges the users' queues by their usage.
+  const users = 100;
+  const { userLimitsFromFile } = require(path.join(DAEMON_DIST, 'scheduler', 'user-limits.js'));
+  const userLimits = userLimitsFromFile({ default: { running_jobs: 4, devices: 4, pending_jobs: 1000 } }, () => 0);
+  const usage = new Map(Array.from({ length: users }, (_, u) => [`user${u}`, 1800 * ((u * 37) % 100)]));
+  const fairJobs = Array.from({ length: N }, (_, i) => ({ id: i + 1, count: 1, kind: null, timeLimit: null, owner: `user${i % users}`, uid: 1000 + (i % users), priority: 0, nice: 0, top: 0 }));
+  const fair = { pending: [...order(fairJobs, usage)], running: 0, maxRunning: 32, inventory, free: new Set(inventory.map(key)), usage, userLimits, byUser: new Map() };
+  const fair4 = { ...fair, pending: [...order(fairJobs.map((j) => ({ ...j, count: 4 })), usage)], free: new Set(inventory.slice(0, 3).map(key)) };
+  const fairCfg = { cfg: { userLimits } };
   const iters = ctx.quick ? 50 : 200;
+  const pureF = []; const pureF4 = []; const passFair = []; const passFairBusy = []; const passFair4 = [];
   const pureT = []; const pureW = []; const pureR = []; const pureG = []; const passFree = []; const passBusy = []; const passReserve = [];
   const dir = tempDir('xlb-sched');
   ctx.log('schedule: building 10k pending template');
   const tpl = template(dir);
+  const tplUsers = template(dir, users);
+  const tplUsers4 = template(dir, users, 4);
   for (let r = 0; r < ctx.reps; r++) {
     ctx.log(`schedule, rep ${r + 1}`);
     pureT.push(timePure(typical, iters));
@@ -127,6 +155,16 @@ async function run(ctx) {
     // that started 8 jobs pays for that one's garbage.
     for (let i = 0; i < (ctx.quick ? 3 : 5); i++) { await timeDaemonPass(tpl, dir, false); c.push(await timeDaemonPass(tpl, dir, true, 'reserve')); }
     passFree.push(median(a)); passBusy.push(median(b)); passReserve.push(median(c));
+    pureF.push(timePure(fair, iters));
+    pureF4.push(timePure(fair4, iters));
+    const f = []; const fb = []; const f4 = [];
+    for (let i = 0; i < (ctx.quick ? 3 : 5); i++) {
+      await timeDaemonPass(tplUsers, dir, false, 'greedy', fairCfg);
+      f.push(await timeDaemonPass(tplUsers, dir, true, 'greedy', fairCfg));
+      fb.push(await timeDaemonPass(tplUsers, dir, false, 'greedy', fairCfg));
+      f4.push(await timeDaemonPass(tplUsers4, dir, true, 'greedy', { ...fairCfg, freeIds: 3, starts: 0 }));
+    }
+    passFair.push(median(f)); passFairBusy.push(median(fb)); passFair4.push(median(f4));
   }
   const target = { text: '≤ 5 ms', on: /** @type {const} */ ('value'), max: 5 };
   const sync = { label: 'fdatasync floor', value: fsyncFloor(dir, 100) };
@@ -138,6 +176,11 @@ async function run(ctx) {
     { measure: 'daemon pass 10k pending, 8 free (8 start)', unit: 'ms', value: over(passFree), base: sync, target },
     { measure: 'daemon pass 10k pending, reserve, 8 free (8 start)', unit: 'ms', value: over(passReserve), base: sync, target },
     { measure: 'daemon pass 10k pending, none free', unit: 'ms', value: over(passBusy), target },
+    { measure: 'schedule() 10k pending of 100 users, fair share + limits, 8 free, -g 1 each', unit: 'ms', value: over(pureF), target },
+    { measure: 'schedule() 10k pending of 100 users, fair share + limits, 3 free, -g 4 each', unit: 'ms', value: over(pureF4), target },
+    { measure: 'daemon pass 10k pending of 100 users, fair share + limits, 8 free (8 start)', unit: 'ms', value: over(passFair), base: sync, target },
+    { measure: 'daemon pass 10k pending of 100 users, fair share + limits, none free', unit: 'ms', value: over(passFairBusy), target },
+    { measure: 'daemon pass 10k pending of 100 users, fair share + limits, 3 free, -g 4 each (every job merged and tried)', unit: 'ms', value: over(passFair4), target },
   ];
 }
 

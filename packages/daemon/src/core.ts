@@ -531,8 +531,8 @@ export class Core {
   }
 
   /** Pending jobs as the scheduler sees them, in its order (scheduler/order.ts; lazily: it may stop early). */
-  private *pendingRequests(): Iterable<PendingJob> {
-    for (const j of this.pending.ordered(this.cfg.fairShare ? this.usage.forOrder() : undefined)) yield pendingJob(j);
+  private pendingRequests(): Iterable<PendingJob> {
+    return this.pending.requests(this.cfg.fairShare ? this.usage.forOrder() : undefined);
   }
 
   /**

@@ -24,5 +24,10 @@ t.test('bench: the schedule measure runs against the current daemon code', async
     'daemon pass 10k pending, 8 free (8 start)',
     'daemon pass 10k pending, reserve, 8 free (8 start)',
     'daemon pass 10k pending, none free',
+    'schedule() 10k pending of 100 users, fair share + limits, 8 free, -g 1 each',
+    'schedule() 10k pending of 100 users, fair share + limits, 3 free, -g 4 each',
+    'daemon pass 10k pending of 100 users, fair share + limits, 8 free (8 start)',
+    'daemon pass 10k pending of 100 users, fair share + limits, none free',
+    'daemon pass 10k pending of 100 users, fair share + limits, 3 free, -g 4 each (every job merged and tried)',
   ], 'every row, none of them FAILED');
 });

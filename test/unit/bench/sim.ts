@@ -75,3 +75,17 @@ t.test('the generator is reproducible and shaped as documented', async (t) => {
   t.ok(Math.abs(work / (8 * span) - 0.8) < 0.05, `offered load ${work / (8 * span)}`);
   t.match(sim.table([sim.simulate(a.slice(0, 200), { name: 'greedy', mode: 'greedy' })]), /worst wait, 8-device jobs/);
 });
+
+t.test('two users, fair share on and off: the one who submits a few waits minutes instead of hours', async (t) => {
+  const { twoUsers, meanWaitByUser, simulate: sim } = require('../../../bench/sim.js') as {
+    twoUsers: () => Array<{ id: number; user: string }>;
+    meanWaitByUser: (jobs: unknown[], r: unknown) => Map<string, number>;
+    simulate: (jobs: unknown[], p: unknown, o?: unknown) => unknown;
+  };
+  const jobs = twoUsers();
+  const on = meanWaitByUser(jobs, sim(jobs, { name: 'greedy', mode: 'greedy' }, { fairShare: 7 * 86400 }));
+  const off = meanWaitByUser(jobs, sim(jobs, { name: 'greedy', mode: 'greedy' }));
+  t.ok(on.get('light')! <= 600, `light: at most one run's wait with fair share (${on.get('light')} s)`);
+  t.ok(off.get('light')! > 3600, `light: behind the flood without it (${off.get('light')} s)`);
+  t.ok(Math.abs(on.get('flood')! - off.get('flood')!) < 0.1 * off.get('flood')!, 'the flood barely notices');
+});
