@@ -4,6 +4,11 @@ import { describeUserLimits, explainUserLimit, hasUserLimits, limitsOf, pendingL
 import { schedule, type PendingJob } from '../../../../packages/daemon/src/scheduler/schedule';
 import { sizeBytes } from '@xlurm/protocol';
 import type { Device } from '@xlurm/protocol';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readConfigFile } from '../../../../packages/daemon/src/config/load';
+import { loadDaemonConfig } from '../../../../packages/daemon/src/config/daemon';
+import { parseDaemonArgs } from '../../../../packages/daemon/src/config/args';
 
 const G = 1024 ** 3;
 const table = userLimitsFromFile({ default: { running_jobs: 2, memory: '64G' }, alice: { devices: 4, cpus: 32 } }, sizeBytes);
@@ -50,4 +55,22 @@ t.test('a pass: jobs over a limit wait with UserLimit (counting this pass\'s sta
   const p2 = schedule({ pending: [job(4, 'bob', 1)], running: 2, maxRunning: 32, inventory: gpus, free, userLimits: table, byUser: held });
   t.same(p2.decisions, []);
   t.same(p2.reasonOf(job(4, 'bob', 1)), { code: 'UserLimit', message: 'bob runs 2 jobs (limit 2)' });
+});
+
+t.test('the configuration file: [limits.users.*] checked key by key, with its line', async (t) => {
+  const dir = t.testdir();
+  const bad = path.join(dir, 'bad.toml');
+  fs.writeFileSync(bad, '[limits.users.alice]\ndevices = -1\nbogus = 3\nmemory = "12X"\n');
+  t.throws(() => readConfigFile(bad, true), { message: new RegExp([
+    `${bad}:2: limits.users.alice.devices: must be at least 0, not -1`,
+    `${bad}:3: limits.users.alice.bogus: unknown key`,
+    `${bad}:4: limits.users.alice.memory: invalid size '12X': use a number with K, M, G or T`,
+  ].map((l) => l.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^]*')) });
+  const good = path.join(dir, 'good.toml');
+  fs.writeFileSync(good, '[scheduler]\nfair_share = false\nfair_share_half_life = "1d"\n[limits.users.default]\nmemory = "64G"\n[limits.users.alice]\ndevices = 8\n');
+  const c = loadDaemonConfig(parseDaemonArgs([]), { file: good, named: true });
+  t.equal(c.fairShare, false);
+  t.equal(c.fairShareHalfLife, 86400);
+  t.same(limitsOf(c.userLimits, 'bob', 1001), { runningJobs: 0, devices: 0, cpus: 0, memory: 64 * G, pendingJobs: 0 });
+  t.same(limitsOf(c.userLimits, 'alice', 1000), { runningJobs: 0, devices: 8, cpus: 0, memory: 0, pendingJobs: 0 });
 });
