@@ -36,7 +36,7 @@ t.test('transitions and summaries', async (t) => {
   t.equal(s.finish(j.id, { state: 'FAILED', exit_code: 3, finished_at: 13, error: null }), true);
   t.equal(s.finish(j.id, { state: 'COMPLETED', exit_code: 0, finished_at: 14, error: null }), false, 'terminal is final');
   const [sum] = s.recentSummaries(10);
-  t.same(Object.keys(sum!), ['id', 'owner', 'name', 'state', 'count', 'device_ids', 'kind', 'devices', 'submitted_at', 'started_at', 'finished_at', 'reason', 'cpus', 'mem']);
+  t.same(Object.keys(sum!), ['id', 'owner', 'name', 'state', 'count', 'device_ids', 'kind', 'devices', 'submitted_at', 'started_at', 'finished_at', 'reason', 'cpus', 'mem', 'array', 'priority', 'nice']);
   t.equal(sum!.finished_at, 13);
   const got = s.get(j.id)!;
   t.same(got.result, { state: 'FAILED', exit_code: 3, finished_at: 13, error: null });
@@ -151,4 +151,39 @@ t.test('durability: nothing is reported durable before the WAL is fdatasync()ed;
   await t.rejects(s.durable(), /EIO/, 'the next waiter gets a fresh attempt');
   t.equal(failing, 2);
   realFs.fdatasync = real;
+});
+
+t.test('an array: consecutive ids in one unit, its membership back after a reopen, its tasks by range', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-store-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'x.db');
+  let s = new Store(file);
+  const before = s.insert(owner, spec, 1);
+  const n = 10000;
+  const specs = Array.from({ length: n }, (_, i) => ({ ...spec, name: `sw[${i * 2}]` }));
+  const members = specs.map((_, i) => ({ index: i * 2, count: n, min: 0, max: (n - 1) * 2, throttle: 4, params: i === 1 ? { lr: '0.1' } : null }));
+  const t0 = performance.now();
+  const jobs = s.insertArray(owner, specs, members, 2);
+  s.commit();
+  t.ok(performance.now() - t0 < 2000, `10k tasks inserted in ${(performance.now() - t0).toFixed(0)} ms`);
+  const a = before.id + 1;
+  t.same(jobs.map((j) => j.id).slice(0, 3), [a, a + 1, a + 2]);
+  t.equal(jobs[n - 1]!.id, a + n - 1);
+  t.same(jobs[1]!.array, { id: a, index: 2, count: n, min: 0, max: (n - 1) * 2, throttle: 4, params: { lr: '0.1' } });
+  s.close();
+  s = new Store(file);
+  t.same(s.get(a + 1)!.array, { id: a, index: 2, count: n, min: 0, max: (n - 1) * 2, throttle: 4, params: { lr: '0.1' } });
+  t.equal(s.get(before.id)!.array, null);
+  const rows = s.arraySummaries(a, n);
+  t.equal(rows.length, n);
+  t.same(rows[3]!.array, { id: a, index: 6, count: n });
+  t.same(s.arraySummaries(a, n, 6).map((r) => r.id), [a + 3]);
+  t.same(s.arraySummaries(a, n, 7), []);
+  t.same(s.arraySummaries(before.id, 1), [], 'no array');
+  // One unit: a task that cannot be inserted leaves none of them.
+  const bad = [{ ...spec, name: 'ok[0]' }, { ...spec, name: 'bad[1]', count: undefined as unknown as number }];
+  t.throws(() => s.insertArray(owner, bad, [members[0]!, members[1]!], 3));
+  s.commit();
+  t.equal(s.recentSummaries(1)[0]!.id, a + n - 1, 'nothing of the failed array is left');
+  s.close();
 });
