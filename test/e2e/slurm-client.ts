@@ -100,6 +100,23 @@ t.test('the user commands on a Slurm cluster', async (t) => {
     t.equal(jobCount(), before, 'nothing reached Slurm');
   });
 
+  t.test('the workflow and resource options map to Slurm\'s', async (t) => {
+    const parent = await batch(['-g', '0', '--hold', '--wrap', 'true']);
+    const id = await batch(['-g', '0', '--hold', '--nice', '5', '-c', '1', '--mem', '100M', '--begin', 'now+1h',
+      '-d', `afterok:${parent}`, '--array', '0-1', '-t', '10m', '--wrap', 'true']);
+    const show = s.slurm('scontrol', ['show', 'job', String(id)]).stdout;
+    t.match(show, /Nice=5\b/);
+    t.match(show, /JobState=PENDING/);
+    t.match(show, new RegExp(`Dependency=afterok:${parent}`));
+    t.match(show, /ArrayTaskId=0-1/);
+    t.match(show, /TimeLimit=00:10:00/);
+    t.match(show, /MinMemoryNode=100M/);
+    t.match(show, /Priority=0\b/, 'held');
+    const begin = /EligibleTime=(\S+)/.exec(show)?.[1] ?? '';
+    t.ok(Date.parse(`${begin}Z`) - Date.now() > 50 * 60 * 1000, `begins in about an hour (${begin})`);
+    t.equal(s.slurm('scancel', [String(id), String(parent)]).code, 0);
+  });
+
   t.test('an option Slurm cannot express is refused by name; nothing reaches Slurm', async (t) => {
     const before = jobCount();
     const r = await s.run('xbatch', ['-i', '0', '--wrap', 'true']);
@@ -111,6 +128,9 @@ t.test('the user commands on a Slurm cluster', async (t) => {
     const g = await s.run('xrun', ['--ignore-group-affinity', '-g', '0', 'true']);
     t.equal(g.code, 2);
     t.match(g.stderr, /--ignore-group-affinity cannot be used on a Slurm cluster/);
+    const retry = await s.run('xbatch', ['-g', '0', '--retry', '2', '--wrap', 'true']);
+    t.equal(retry.code, 2);
+    t.match(retry.stderr, /--retry cannot be used on a Slurm cluster/);
     t.equal(jobCount(), before);
   });
 
