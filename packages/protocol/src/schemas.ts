@@ -412,6 +412,7 @@ export const ConfigView = Type.Object({
   config: Type.Object({
     daemon: DaemonSettingsView, limits: Type.Optional(LimitsSettingsView), devices: Type.Optional(DevicesSettingsView),
     scheduler: Type.Optional(SchedulerSettingsView),
+    accounting: Type.Optional(AccountingSettingsView),
     resources: Type.Optional(ResourcesSettingsView),
   }, { additionalProperties: false }),
 }, { additionalProperties: false });

@@ -96,9 +96,11 @@ export class Sampler {
           if (this.lastWriteError) this.log(`metrics file ${file} written again`);
           this.lastWriteError = '';
         } catch (e) {
-          const msg = (e as Error).message;
-          if (msg !== this.lastWriteError) this.log(`cannot write metrics file ${file}: ${msg}`);
-          this.lastWriteError = msg;
+          // The same failure (by its code: the message names the temporary file) is logged once.
+          const err = e as NodeJS.ErrnoException;
+          const key = err.code ?? err.message;
+          if (key !== this.lastWriteError) this.log(`cannot write metrics file ${file}: ${err.message}`);
+          this.lastWriteError = key;
         }
       }
     } finally {

@@ -126,7 +126,8 @@ export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named:
   s.userLimits = userLimitsFromFile(l.users as Record<string, UserLimitsFileTable> | undefined, sizeBytes);
   const acc = accountingSettings(loaded.settings.accounting);
   if ('problem' in acc) throw new ConfigFileError([{ file: loaded.file, line: loaded.lines.get(acc.key), key: acc.key, problem: acc.problem }]);
-  s.accounting = acc;
+  // Without the table: the defaults (accounting/settings.ts), and `config show` leaves it out.
+  if (loaded.settings.accounting !== undefined) s.accounting = acc;
   if (loaded.settings.resources !== undefined) { // absent: every default (resources/room.ts resourcesOf)
     const res = resourcesSettings(loaded.settings.resources);
     if ('problem' in res) throw new ConfigFileError([{ file: loaded.file, line: loaded.lines.get(res.key), key: res.key, problem: res.problem }]);

@@ -51,6 +51,12 @@ export const config: Handler<'config'> = ({ core }) => {
         max_running_by_size: Object.fromEntries([...c.maxRunningBySize].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v])),
         fair_share: c.fairShare, fair_share_half_life: formatDurationSecs(c.fairShareHalfLife),
       },
+      ...(c.accounting ? {
+        accounting: {
+          sample_interval: formatDurationSecs(c.accounting.sampleInterval), retention: formatDurationSecs(c.accounting.retentionSecs),
+          metrics_file: c.accounting.metricsFile,
+        },
+      } : {}),
       ...(c.resources ? { resources: resourcesShown(c.resources) } : {}),
     },
   };
