@@ -60,6 +60,9 @@ t.test('slurm-config from discovery, and its TaskProlog', async (t) => {
   let p = runProlog({ CUDA_VISIBLE_DEVICES: '1' });
   t.equal(p.status, 0, p.stderr);
   t.equal(p.stdout, `export CUDA_VISIBLE_DEVICES=${nvUuid(1)}\nexport ASCEND_RT_VISIBLE_DEVICES=1,3\nexport ASCEND_DEVICE_ID=0\n`);
+  fs.writeFileSync(path.join(bin, 'scontrol'), `#!/bin/sh\necho 'JobId=42'\necho '     Nodes=n1 CPU_IDs=0 Mem=0 GRES=npu:1(IDX:0)'\necho '     Nodes=n2 CPU_IDs=0 Mem=0 GRES=npu:2(IDX:2-3)'\n`, { mode: 0o755 });
+  p = runProlog({ SLURMD_NODENAME: 'n2' });
+  t.equal(p.stdout, 'export ASCEND_RT_VISIBLE_DEVICES=2,3\nexport ASCEND_DEVICE_ID=0\n', 'a job on several nodes: this node\'s line');
   fakeScontrol('GRES=npu:4(IDX:0-3)');
   p = runProlog({});
   t.equal(p.stdout, 'export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\nexport ASCEND_DEVICE_ID=0\n', 'a range of indices; no GPU: nothing for it');
