@@ -12,6 +12,7 @@
 //             on the device's sequence index (DecodeProcessRows)
 //   Shutdown  nothing
 #include "device.h"
+#include "node-holders.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -175,6 +176,8 @@ class Mxsml : public Vendor {
         d.name = Text(infos[i].deviceName, sizeof infos[i].deviceName);
         if (physical && infos[i].mode == kModeVf) d.error = "a virtual function (VF); the physical GPUs are managed";
         else if (d.uuid.empty()) d.error = "mxSmlGetDeviceInfo: empty UUID";
+        // MetaX GPUs are DRM devices: their card/render nodes from the PCI address (docs/behaviour.md §24.8).
+        if (d.error.empty()) d.nodes = DrmNodes(Text(infos[i].bdfId, sizeof infos[i].bdfId));
       }
       out->push_back(std::move(d));
     }

@@ -132,4 +132,20 @@ std::string FindNodeHolders(const std::string& proc_root, const std::vector<Devi
   return "";
 }
 
+std::vector<std::string> DrmNodes(const std::string& bdf) {
+  std::vector<std::string> out;
+  if (bdf.empty() || bdf.size() > 64 || bdf.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos) return out;
+  const char* root = std::getenv("XLURM_SYSFS_ROOT");
+  std::string sysfs = root && root[0] == '/' ? root : "/sys";
+  DIR* d = opendir((sysfs + "/bus/pci/devices/" + bdf + "/drm").c_str());
+  if (!d) return out;
+  while (struct dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.rfind("card", 0) == 0 || name.rfind("renderD", 0) == 0) out.push_back("/dev/dri/" + name);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace xlurm::dev

@@ -29,4 +29,10 @@ std::string ResolveNodes(const std::vector<std::string>& reported, DeviceNodes* 
 std::string FindNodeHolders(const std::string& proc_root, const std::vector<DeviceNodes>& devices,
                             std::vector<std::vector<uint32_t>>* holders);
 
+// The DRM nodes of the PCI device `bdf` ("0000:3b:00.0"): the card* and renderD* entries of
+// <sysfs>/bus/pci/devices/<bdf>/drm/, as /dev/dri/<name>, sorted (docs/behaviour.md §24.8, for
+// DRM-based vendors). <sysfs> is /sys, or XLURM_SYSFS_ROOT (absolute) from the daemon's own
+// environment (tests). Empty when the address is malformed or sysfs names no DRM node.
+std::vector<std::string> DrmNodes(const std::string& bdf);
+
 }  // namespace xlurm::dev

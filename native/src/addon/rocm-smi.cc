@@ -13,6 +13,7 @@
 // Health is not a library question for HCU: the daemon runs `hy-smi --healthcheck` itself
 // (packages/daemon/src/devices/hy-smi.ts), so rows carry no health.
 #include "device.h"
+#include "node-holders.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -49,6 +50,7 @@ using StatusStringFn = rsmi_status_t (*)(rsmi_status_t, const char**);
 using NumDevicesFn = rsmi_status_t (*)(uint32_t*);
 using UniqueIdFn = rsmi_status_t (*)(uint32_t, uint64_t*);
 using NameFn = rsmi_status_t (*)(uint32_t, char*, size_t);
+using PciIdFn = rsmi_status_t (*)(uint32_t, uint64_t*);
 using ProcessListFn = rsmi_status_t (*)(ProcessInfo*, uint32_t*);
 using ProcessGpusFn = rsmi_status_t (*)(uint32_t, uint32_t*, uint32_t*);
 using ProcessByDeviceFn = rsmi_status_t (*)(uint32_t, uint32_t, ProcessInfo*);
@@ -71,6 +73,7 @@ class RocmSmi : public Vendor {
     process_gpus_ = reinterpret_cast<ProcessGpusFn>(need("rsmi_compute_process_gpus_get"));
     process_by_device_ = reinterpret_cast<ProcessByDeviceFn>(need("rsmi_compute_process_info_by_device_get"));
     name_ = reinterpret_cast<NameFn>(FindSymbol(lib, {"rsmi_dev_name_get"}));  // optional (§8)
+    pci_id_ = reinterpret_cast<PciIdFn>(FindSymbol(lib, {"rsmi_dev_pci_id_get"}));  // optional: device nodes
     if (missing) return path + " does not export " + missing + " (not a rocm_smi library?)";
     Enter("rsmi_init");
     rsmi_status_t rc = init_(0);
@@ -90,6 +93,7 @@ class RocmSmi : public Vendor {
       d.id = i;
       d.error = UniqueId(i, &d.uuid);
       if (d.error.empty()) d.error = Name(i, &d.name);
+      if (d.error.empty()) d.nodes = Nodes(i);
       out->push_back(std::move(d));
     }
     return "";
@@ -138,6 +142,20 @@ class RocmSmi : public Vendor {
     std::snprintf(buf, sizeof buf, "0x%" PRIx64, id);
     out->assign(buf);
     return "";
+  }
+
+  // The HCU's DRM nodes (card, renderD) from its PCI address, rsmi_dev_pci_id_get's
+  // domain<<32 | partition<<28 | bus<<8 | device<<3 | function (docs/driver-apis.md §6); a failed
+  // call leaves them unknown (docs/behaviour.md §24.8).
+  std::vector<std::string> Nodes(uint32_t index) {
+    if (!pci_id_) return {};
+    uint64_t id = 0;
+    Enter("rsmi_dev_pci_id_get");
+    if (pci_id_(index, &id) != kSuccess) return {};
+    char bdf[32];
+    std::snprintf(bdf, sizeof bdf, "%04x:%02x:%02x.%x", static_cast<unsigned>((id >> 32) & 0xffffffffu),
+                  static_cast<unsigned>((id >> 8) & 0xffu), static_cast<unsigned>((id >> 3) & 0x1fu), static_cast<unsigned>(id & 0x7u));
+    return DrmNodes(bdf);
   }
 
   std::string Name(uint32_t index, std::string* out) {
@@ -234,6 +252,7 @@ class RocmSmi : public Vendor {
   NumDevicesFn num_devices_ = nullptr;
   UniqueIdFn unique_id_ = nullptr;
   NameFn name_ = nullptr;
+  PciIdFn pci_id_ = nullptr;
   ProcessListFn process_list_ = nullptr;
   ProcessGpusFn process_gpus_ = nullptr;
   ProcessByDeviceFn process_by_device_ = nullptr;

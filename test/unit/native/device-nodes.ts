@@ -3,9 +3,11 @@
 // device without nodes (the key is then absent, as `group` is).
 import t from 'tap';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as native from '../../../native/ts/index';
 import { fakeLibrary } from '../../helpers/fixtures';
+import type { Tap } from '../../helpers/tap';
 
 const built = fs.existsSync(path.resolve(__dirname, '../../../native/build/Release/xlurm_native.node'));
 if (!built) {
@@ -36,5 +38,41 @@ if (!built) {
     t.teardown(() => native.deviceClose(h, 2000));
     t.same(native.deviceDiscover(h, 2000).map((r) => r.nodes), [undefined]);
     t.notOk(fake.calls().some((c) => c.startsWith('dcmi_')), 'no classic call on a v2 board');
+  });
+}
+
+// DRM-based vendors: the card/render nodes sysfs lists under the GPU's PCI address
+// (XLURM_SYSFS_ROOT points the addon at a tree made here).
+if (built) {
+  const sysfs = (t: Tap, bdfs: Record<string, string[]>): void => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-sysfs-'));
+    for (const [bdf, names] of Object.entries(bdfs)) {
+      for (const n of names) fs.mkdirSync(path.join(root, 'bus/pci/devices', bdf, 'drm', n), { recursive: true });
+    }
+    const before = process.env.XLURM_SYSFS_ROOT;
+    process.env.XLURM_SYSFS_ROOT = root;
+    t.teardown(() => {
+      if (before === undefined) delete process.env.XLURM_SYSFS_ROOT; else process.env.XLURM_SYSFS_ROOT = before;
+      fs.rmSync(root, { recursive: true, force: true });
+    });
+  };
+
+  t.test('MetaX: the DRM nodes of the GPU\'s PCI address (mxSmlGetDeviceInfo bdfId)', async (t) => {
+    sysfs(t, { '0000:10:00.0': ['card1', 'renderD128', 'controlD64'], '0000:11:00.0': ['renderD129', 'card2'] });
+    const fake = fakeLibrary(t, 'metax', ['device 0 GPU-mx-0 MXC500', 'device 1 GPU-mx-1 MXC500', 'device 2 GPU-mx-2 MXC500']);
+    Object.assign(process.env, fake.env);
+    const h = native.deviceOpen('metax', [fake.library], 2000);
+    t.teardown(() => native.deviceClose(h, 2000));
+    t.same(native.deviceDiscover(h, 2000).map((r) => r.nodes),
+      [['/dev/dri/card1', '/dev/dri/renderD128'], ['/dev/dri/card2', '/dev/dri/renderD129'], undefined], 'no drm entry: no nodes');
+  });
+
+  t.test('Hygon HCU: rsmi_dev_pci_id_get, then sysfs', async (t) => {
+    sysfs(t, { '0000:21:00.0': ['card3', 'renderD130'] });
+    const fake = fakeLibrary(t, 'hcu', ['device 0 0x1001 HCU K100', 'device 1 0x1002 HCU K100']);
+    Object.assign(process.env, fake.env);
+    const h = native.deviceOpen('hcu', [fake.library], 2000);
+    t.teardown(() => native.deviceClose(h, 2000));
+    t.same(native.deviceDiscover(h, 2000).map((r) => r.nodes), [undefined, ['/dev/dri/card3', '/dev/dri/renderD130']]);
   });
 }

@@ -10,7 +10,7 @@ import type { DeviceManager } from '../devices/manager';
 import type { Cgroups, JobCgroup } from './cgroup';
 import { resourcesOf } from './room';
 import { DeviceIsolation, findMounts, type IsolationDirs } from './isolation';
-import { LowMemoryGuard, cgroupMemoryUsage, cgroupProcs, type GuardJob } from './guard';
+import { LowMemoryGuard, cgroupMemoryUsage, cgroupProcs, type GuardJob, type HostMemorySample } from './guard';
 
 export interface HostProtection {
   isolation: DeviceIsolation;
@@ -50,9 +50,13 @@ export function startHostProtection(core: Core, devices: DeviceManager, o: Prote
   });
   core.isolation = isolation;
   if (cgroups) {
+    let told = 'on';
     cgroups.isolation = (cg, devs) => {
-      const how = isolation.apply(isolationDirs(cg), devs);
-      if (how === 'off' && resourcesOf(core.cfg).deviceIsolation) o.log(`job ${cg.id}: device isolation: ${isolation.state()}`);
+      // Said once per change of state, not for every job.
+      if (isolation.apply(isolationDirs(cg), devs) === 'off' && isolation.state() !== told) {
+        told = isolation.state();
+        o.log(`jobs run with visibility variables only: device isolation: ${told}`);
+      }
     };
   }
   const guard = new LowMemoryGuard({
@@ -71,5 +75,15 @@ export function startHostProtection(core: Core, devices: DeviceManager, o: Prote
     ...(o.pressureDir ? { pressureDir: o.pressureDir } : {}),
   });
   guard.start();
-  return { isolation, guard, stop: () => guard.stop() };
+  current = guard;
+  return { isolation, guard, stop: () => { guard.stop(); if (current === guard) current = undefined; } };
 }
+
+let current: LowMemoryGuard | undefined;
+
+/**
+ * The host's latest memory sample (MemAvailable, memory and CPU pressure;
+ * docs/behaviour.md §24.7), for accounting's samples; null when no daemon
+ * guard runs in this process.
+ */
+export function hostMemorySample(): HostMemorySample | null { return current?.lastSample() ?? null; }
