@@ -50,3 +50,19 @@ t.test('argv: the command, or bash -c SCRIPT NAME ARGS for a batch script', asyn
   t.same(jobArgv(job({ script: 'echo "$0 $1"\n', name: 'run.sh', command: ['a b', '--x'] })), ['bash', '-c', 'echo "$0 $1"\n', 'run.sh', 'a b', '--x']);
   t.same(jobArgv(job({ script: '', name: 'empty.sh', command: [] })), ['bash', '-c', '', 'empty.sh'], 'an empty script is still a script');
 });
+
+t.test("an array task's variables and their SLURM twins; a sweep's parameters", async (t) => {
+  const job = {
+    id: 14, owner: { uid: 1, gid: 1, name: 'alice' }, devices: [], state: 'RUNNING', submitted_at: 0, started_at: 0, result: null, reason: null,
+    spec: { command: ['true'], cwd: '/w', env: { SLURM_ARRAY_TASK_ID: 'stale' }, name: 'sw[3]', count: 0 },
+    array: { id: 12, index: 3, count: 10, min: 0, max: 9, throttle: null, params: { lr: '0.1' } },
+  } as unknown as Job;
+  const env = new Map(jobEnv(job).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  for (const p of ['XLURM', 'SLURM']) {
+    t.same([env.get(`${p}_ARRAY_JOB_ID`), env.get(`${p}_ARRAY_TASK_ID`), env.get(`${p}_ARRAY_TASK_COUNT`), env.get(`${p}_ARRAY_TASK_MIN`), env.get(`${p}_ARRAY_TASK_MAX`)],
+      ['12', '3', '10', '0', '9'], p);
+  }
+  t.equal(env.get('XLURM_PARAM_lr'), '0.1');
+  const plain = new Map(jobEnv({ ...job, array: null } as unknown as Job).map((l) => [l.slice(0, l.indexOf('=')), l]));
+  t.notOk(plain.has('XLURM_ARRAY_JOB_ID'), 'none for other jobs');
+});

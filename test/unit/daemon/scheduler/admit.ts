@@ -35,3 +35,18 @@ t.test('the MaxRunning message counts the running jobs against the limit', async
   t.same(explainAdmit('MaxRunning', { running: 1, maxRunning: 1 }), { code: 'MaxRunning', message: '1 job running (limit 1)' });
   t.same(explainAdmit('MaxRunning', { running: 1, maxRunning: 2, kept: 1 }), { code: 'MaxRunning', message: '1 job running (limit 2, 1 slot kept for reserving jobs)' });
 });
+
+t.test("an array's %N throttle: its own tasks wait once N run, with the MaxRunning code; other jobs and arrays are unaffected", async (t) => {
+  const s: AdmitState = { running: 0, maxRunning: 32, arrayRunning: new Map([[7, 1]]) };
+  const task = (id: number, arrayId = 7) => ({ id, count: 0, kind: null, timeLimit: null, arrayId, throttle: 2 });
+  t.equal(admit(task(8), s), null);
+  admitted(task(8), s);
+  t.same([...s.arrayRunning!], [[7, 2]]);
+  t.equal(admit(task(9), s), 'ArrayLimit');
+  t.equal(admit(task(20, 20), s), null, 'another array');
+  t.equal(admit({ id: 30, count: 0, kind: null, timeLimit: null }, s), null, 'a job of no array');
+  t.same(explainAdmit('ArrayLimit', s, task(9)), { code: 'MaxRunning', message: 'array 7 runs 2 tasks (limit 2)' });
+  const fresh: AdmitState = { running: 0, maxRunning: 32 };
+  admitted(task(40, 40), fresh);
+  t.same([...fresh.arrayRunning!], [[40, 1]], 'counted from nothing');
+});

@@ -147,3 +147,13 @@ t.test('size caps: a capped size waits with SizeLimit while smaller jobs keep be
   });
   t.same(already.decisions.map((d) => d.id), [6], 'counted among the jobs already running');
 });
+
+t.test('array throttles in a pass: each array starts up to its own %N, counting its running tasks; each says so', async (t) => {
+  const a = (id: number) => job(id, 0, { arrayId: 10, throttle: 2 });
+  const b = (id: number) => job(id, 0, { arrayId: 20, throttle: 1 });
+  const pending = [a(10), a(11), a(12), a(13), b(20), b(21), job(30, 0)];
+  const pass = schedule({ pending, running: 1, maxRunning: 32, inventory: inv, free: allFree, arrayRunning: new Map([[10, 1]]) });
+  t.same(pass.decisions.map((d) => d.id), [10, 20, 30], 'array 10 had one running: one more; array 20 one; the plain job');
+  t.same(pass.reasonOf(a(12)), { code: 'MaxRunning', message: 'array 10 runs 2 tasks (limit 2)' });
+  t.same(pass.reasonOf(b(21)), { code: 'MaxRunning', message: 'array 20 runs 1 task (limit 1)' }, 'the message is per array');
+});
