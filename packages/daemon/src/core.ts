@@ -33,6 +33,13 @@ import { withResources } from './resources/requests';
 import { hostRoom, resourcesOf } from './resources/room';
 import { changedResourcesKeys } from './resources/settings';
 
+/**
+ * Since when a pending job's queue wait counts (docs/behaviour.md §21.6,
+ * §23.3, §23.4): its submission, its latest release or requeue for a retry,
+ * and never before its begin time.
+ */
+const waitSince = (j: StoredJob): number => Math.max(j.queued_at ?? j.submitted_at, j.spec.begin_at ?? 0);
+
 /** The free devices of a pass that cannot start anything (every slot taken). */
 const NO_KEYS: ReadonlySet<string> = new Set();
 
@@ -362,7 +369,7 @@ export class Core {
   private armQueueWait(j: StoredJob): void {
     const t = j.spec.queue_timeout;
     // submitted_at is whole seconds: one more, so no job is ended before it has waited its timeout.
-    if (t !== undefined && t !== null && !j.spec.hold) this.armExpiry((j.queued_at ?? j.submitted_at) + t + 1);
+    if (t !== undefined && t !== null && !j.spec.hold) this.armExpiry(waitSince(j) + t + 1);
   }
 
   private armExpiry(deadline: number): void {
@@ -383,7 +390,7 @@ export class Core {
     for (const j of [...this.pending.values()]) {
       const t = j.spec.queue_timeout;
       if (t === undefined || t === null || j.spec.hold) continue;
-      const deadline = (j.queued_at ?? j.submitted_at) + t + 1;
+      const deadline = waitSince(j) + t + 1;
       const due = deadline * 1000 <= nowMs;
       // Not written (storage): tried again in a second.
       if (!due || this.expire(j.id, `not started within the queue-wait timeout of ${formatDurationSecs(t)}`)) {

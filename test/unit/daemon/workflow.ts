@@ -113,6 +113,13 @@ t.test('begin time: BeginTime until then, started by its own timer', async (t) =
   t.same([tc.core.current(a.id)!.spec.begin_at, (await tc.core.submit(alice, spec())).begin_at], [at, null]);
 });
 
+t.test('the queue wait of a job with a begin time counts from then', async (t) => {
+  const tc = await makeCore(t);
+  const a = await tc.core.submit(alice, spec({ begin_at: now() + 3, queue_timeout: 1 }));
+  await startedBy(tc, a.id);
+  t.equal(tc.core.current(a.id)!.state, 'RUNNING', 'not expired while waiting for its begin time');
+});
+
 t.test('update: a pending job gets a new limit, name, timeout and begin time; a running one is refused', async (t) => {
   const tc = await makeCore(t);
   const a = await tc.core.submit(alice, spec({ hold: true }));
