@@ -89,6 +89,24 @@ t.test('arrays', async (t) => {
     await d.waitState(a + 2, 'CANCELLED');
   });
 
+  t.test('xlurm hold, release and update and xqueue --cancel take A_I', async (t) => {
+    const a = await submit(d, ['-g', '0', '--array', '4,6', '--hold', '--wrap', 'echo $SLURM_ARRAY_TASK_ID']);
+    const upd = await d.run('xlurm', ['update', `${a}_6`, '-n', 'renamed']);
+    t.equal(upd.code, 0, upd.stderr);
+    t.equal((await d.job(a + 1)).spec.name, 'renamed');
+    const rel = await d.run('xlurm', ['release', `${a}_4`]);
+    t.equal(rel.code, 0, rel.stderr);
+    await d.waitState(a, 'COMPLETED');
+    t.equal((await d.job(a + 1)).state, 'PENDING', 'the other task stays held');
+    const hold = await d.run('xlurm', ['hold', `${a}_6`]);
+    t.equal(hold.code, 0, hold.stderr);
+    const c = await d.run('xqueue', ['--cancel', `${a}_6`]);
+    t.equal(c.code, 0, c.stderr);
+    t.equal(c.stdout, `Cancellation requested for job ${a}_6\n`);
+    await d.waitState(a + 1, 'CANCELLED');
+    t.equal((await d.run('xqueue', [`${a}_4`, '--log'])).stdout, '4\n');
+  });
+
   t.test('the throttle is never exceeded while the array drains', async (t) => {
     const a = await submit(d, ['-g', '0', '--array', '0-9%3', '--wrap', 'sleep 0.3']);
     let most = 0;

@@ -1,5 +1,5 @@
 import type { XCommand } from '../command';
-import { jobId } from '../argv';
+import { resolveJobArg } from '../array';
 import { request } from '../client';
 import { UsageError } from '../errors';
 
@@ -13,7 +13,9 @@ export function holdCommand(op: 'hold' | 'release', describe: string, done: stri
     builder: (y) => y,
     async handler(args) {
       if (args._.length === 0) throw new UsageError('the following required arguments were not provided:\n  <JOB_ID>...');
-      const ids = args._.map((a) => jobId(a, '<JOB_ID>'));
+      // `A_I` names an array task (docs/behaviour.md §23.2).
+      const ids: number[] = [];
+      for (const a of args._) ids.push((await resolveJobArg(a, '<JOB_ID>')).id);
       await request(op, { ids });
       process.stdout.write(ids.map((id) => `Job ${id} ${done}\n`).join(''));
     },

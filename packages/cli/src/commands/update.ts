@@ -5,6 +5,7 @@ import { jobId, noExtra, present, single } from '../argv';
 import { parseNice } from '../submit';
 import { request } from '../client';
 import { UsageError } from '../errors';
+import { resolveJobArg } from '../array';
 import { parseBegin } from '../workflow-flags';
 
 const UPDATE_OPTIONS = {
@@ -50,6 +51,9 @@ const update: XCommand = {
   options: UPDATE_OPTIONS,
   builder: (y) => y.options(UPDATE_OPTIONS),
   async handler(args) {
+    // `A_I` names an array task (docs/behaviour.md §23.2): resolved to its job id first.
+    const first = args._[0];
+    if (first !== undefined && /^[0-9]+_[0-9]+$/.test(first)) args._[0] = String((await resolveJobArg(first, '<JOB_ID>')).id);
     const u = updateArgs(args);
     await request('update', u);
     process.stdout.write(`Job ${u.id} updated\n`);
