@@ -42,12 +42,27 @@ struct job_spec {
  * written). */
 int spec_read(int fd, struct job_spec *spec);
 
-enum job_state { JOB_COMPLETED, JOB_FAILED, JOB_CANCELLED, JOB_TIMED_OUT };
+enum job_state { JOB_COMPLETED, JOB_FAILED, JOB_CANCELLED, JOB_TIMED_OUT, JOB_OUT_OF_MEMORY };
+
+/* What the job's cgroups measured (cgroup.c); -1 where unknown or there are none. */
+struct job_usage {
+    int64_t peak_memory; /* bytes */
+    int64_t cpu_usec;
+    int64_t oom_kills;   /* processes the kernel killed for the cgroup's memory limit */
+    int64_t mem_limit;   /* bytes */
+};
+
+/* Reads the usage of the job's cgroups (once they are empty). */
+void cgroup_usage(const struct job_spec *spec, struct job_usage *u);
+/* Removes the job's cgroup directories (deepest hierarchy order reversed; errors ignored). */
+void cgroup_remove(const struct job_spec *spec);
+/* "out of memory: the job exceeded its memory limit of 16G (peak 16.0G)" (heap, or NULL). */
+char *oom_error(const struct job_usage *u);
 
 /* Writes the result atomically (<path-without-ext>.tmp.<pid>, fsync, rename, fsync dir).
  * error may be NULL (JSON null); finished_at is the unix time the job ended. Returns 0, or an
  * errno value. */
 int result_write(const char *path, enum job_state state, int exit_code, const char *error,
-                 time_t finished_at);
+                 time_t finished_at, const struct job_usage *usage);
 
 #endif

@@ -20,6 +20,8 @@ static const char *state_name(enum job_state s)
         return "CANCELLED";
     case JOB_TIMED_OUT:
         return "TIMED_OUT";
+    case JOB_OUT_OF_MEMORY:
+        return "OUT_OF_MEMORY";
     case JOB_FAILED:
         break;
     }
@@ -149,9 +151,9 @@ static int sync_parent(const char *path)
 }
 
 int result_write(const char *path, enum job_state state, int exit_code, const char *error,
-                 time_t finished_at)
+                 time_t finished_at, const struct job_usage *usage)
 {
-    size_t cap = 128 + (error ? strlen(error) * 6 : 0);
+    size_t cap = 192 + (error ? strlen(error) * 6 : 0);
     char *json = malloc(cap), *p;
     char *tmp = malloc(strlen(path) + 32);
     int fd = -1, rc = 0;
@@ -167,6 +169,13 @@ int result_write(const char *path, enum job_state state, int exit_code, const ch
     } else {
         memcpy(p, "null", 4);
         p += 4;
+    }
+    /* What the job's cgroup measured (docs/behaviour.md §24.5), where it had one. */
+    if (usage && usage->peak_memory >= 0)
+        p += snprintf(p, 32, ",\"peak_memory\":%lld", (long long)usage->peak_memory);
+    if (usage && usage->cpu_usec >= 0) {
+        long long ms = (long long)((usage->cpu_usec + 500) / 1000);
+        p += snprintf(p, 40, ",\"cpu_seconds\":%lld.%03lld", ms / 1000, ms % 1000);
     }
     memcpy(p, "}\n", 2);
     p += 2;

@@ -62,6 +62,7 @@ struct outcome {
     enum job_state state;
     int exit_code;
     char *error; /* NULL, or from str_join */
+    struct job_usage usage; /* what the job's cgroups measured; all -1 without */
 };
 
 static int64_t now_ns(void)
@@ -516,9 +517,13 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
     int status = 0;
     supervise(spec, pid, start, &reason, &status);
     /* The leader is gone; its group goes too, whatever the reason (docs/behaviour.md §6.3),
-     * and then everything else in its cgroups. */
+     * and then everything else in its cgroups, which are measured and removed. */
     kill_and_reap_group(pid);
     empty_cgroups(spec);
+    if (spec->ncgroups) {
+        cgroup_usage(spec, &o->usage);
+        cgroup_remove(spec);
+    }
 
     if (reason == REASON_CANCELLED) {
         o->state = JOB_CANCELLED;
@@ -534,6 +539,16 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
         else
             o->exit_code = 1;
         o->state = o->exit_code == 0 ? JOB_COMPLETED : JOB_FAILED;
+        /* The kernel killed part of it for its memory limit (docs/behaviour.md §24.5): that is
+         * how it ended, whatever the exit status its leader had. */
+        if (o->usage.oom_kills > 0 && o->usage.mem_limit > 0) {
+            char *e = oom_error(&o->usage);
+            if (e) {
+                o->state = JOB_OUT_OF_MEMORY;
+                o->exit_code = 137;
+                o->error = e;
+            }
+        }
     }
 }
 
@@ -552,7 +567,7 @@ static int finish(const char *result_path, const struct outcome *o)
     int64_t delay = RESULT_RETRY_FIRST_NS;
     int told = 0;
     for (;;) {
-        int rc = result_write(result_path, o->state, o->exit_code, o->error, finished_at);
+        int rc = result_write(result_path, o->state, o->exit_code, o->error, finished_at, &o->usage);
         if (rc == 0)
             return 0;
         char *what = str_join("cannot write job result ", result_path, ": ");
@@ -606,14 +621,14 @@ int supervisor_main(void)
     if (spec_read(STDIN_FILENO, &spec) < 0) {
         say("invalid job spec", NULL, NULL);
         if (spec.result_path) {
-            struct outcome bad = {JOB_FAILED, 1, "invalid job spec"};
+            struct outcome bad = {JOB_FAILED, 1, "invalid job spec", {-1, -1, -1, -1}};
             finish(spec.result_path, &bad);
         }
         return 1;
     }
 
     /* The payload's stdin is /dev/null (never the spec file). */
-    struct outcome o = {JOB_FAILED, 1, NULL};
+    struct outcome o = {JOB_FAILED, 1, NULL, {-1, -1, -1, -1}};
     int nul = open("/dev/null", O_RDONLY | O_CLOEXEC); /* dup2 below clears CLOEXEC on fd 0 */
     if (nul < 0 || dup2(nul, STDIN_FILENO) < 0) {
         fail(&o, "cannot open /dev/null: ", strerror(errno), NULL);
@@ -626,6 +641,8 @@ int supervisor_main(void)
     umask(077);
 
     run_job(&spec, &o);
+    /* A job that never ran (cancelled first, not executable) leaves its cgroups empty. */
+    cgroup_remove(&spec);
     /* The lock (fd 3) is released by exit, after the result is durable. */
     return finish(spec.result_path, &o);
 }

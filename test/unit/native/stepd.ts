@@ -17,6 +17,9 @@ interface Outcome {
   exit_code: number;
   finished_at: number;
   error: string | null;
+  /** What the job's cgroups measured, where it had them. */
+  peak_memory?: number;
+  cpu_seconds?: number;
 }
 
 interface JobOptions {
@@ -418,7 +421,8 @@ if (!built) {
     const escaped = Number(fs.readFileSync(path.join(r.dir, 'escaped.pid'), 'utf8'));
     t.ok(escaped > 0);
     t.notOk(alive(escaped), 'the setsid descendant is gone once the supervisor exits');
-    t.equal(fs.readFileSync(path.join(cg, 'cgroup.procs'), 'utf8'), '', 'nothing left in the cgroup');
+    t.notOk(fs.existsSync(cg), 'the emptied cgroup is removed by the supervisor');
+    t.type(r.result!.cpu_seconds, 'number', 'its CPU time, measured before (unified cpu.stat)');
   });
 
   t.test('as root: a cgroup that cannot be joined fails the job closed, nothing runs', { skip: isRoot ? false : 'needs root' }, async t => {

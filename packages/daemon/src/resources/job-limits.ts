@@ -88,6 +88,8 @@ export class JobLimits {
   finish(id: number, o: Outcome): Outcome {
     const cg = this.cgroups.get(id);
     if (!cg) return o;
+    // The supervisor measured and removed it (the result says so): only what is left goes.
+    if (o.peak_memory !== undefined || o.cpu_seconds !== undefined) { this.cgroups.remove(id); return o; }
     const usage = this.cgroups.usage(id);
     this.cgroups.remove(id);
     if (!usage) return o;

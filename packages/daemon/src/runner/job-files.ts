@@ -165,7 +165,11 @@ export class JobFiles {
     try {
       const o = JSON.parse(text) as Outcome;
       if (!(TERMINAL_STATES as readonly string[]).includes(o.state) || !Number.isInteger(o.exit_code) || !Number.isInteger(o.finished_at)) return 'malformed';
-      return { state: o.state, exit_code: o.exit_code, finished_at: o.finished_at, error: typeof o.error === 'string' ? o.error : null };
+      const out: Outcome = { state: o.state, exit_code: o.exit_code, finished_at: o.finished_at, error: typeof o.error === 'string' ? o.error : null };
+      // What the job's cgroup measured, where it had one (docs/behaviour.md §24.5).
+      if (Number.isSafeInteger(o.peak_memory) && o.peak_memory! >= 0) out.peak_memory = o.peak_memory!;
+      if (typeof o.cpu_seconds === 'number' && Number.isFinite(o.cpu_seconds) && o.cpu_seconds >= 0) out.cpu_seconds = o.cpu_seconds;
+      return out;
     } catch {
       return 'malformed';
     }
