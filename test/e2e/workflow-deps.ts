@@ -63,7 +63,7 @@ t.test('a FAILED parent cancels a chain of three at once; the reason while waiti
   await d.waitState(a, 'RUNNING');
   const b = await d.batch('true', ['-g', '0', '-d', `afterok:${a}`]);
   const c = await d.batch('true', ['-g', '0', '--dependency', `afterok:${b}`]);
-  const e = await d.batch('true', ['-g', '0', '-d', `afterok:${c}`]);
+  const e = await d.batch('true', ['-g', '0', '-d', `afterok:${c}`, '--notify', 'echo "notified $XLURM_JOB_STATE"']);
   const cleanup = await d.batch('echo cleaning', ['-g', '0', '-d', `afternotok:${a}`]);
   await waitReason(d, e, 'Dependency');
   t.same(await reasonOf(d, b), { code: 'Dependency', message: `after job ${a} completes` });
@@ -80,6 +80,7 @@ t.test('a FAILED parent cancels a chain of three at once; the reason while waiti
     t.same([j.state, j.result.exit_code, j.result.error, j.started_at], ['CANCELLED', 130, `dependency never satisfied: job ${p} ended ${s}`, null], `job ${id}`);
   }
   t.match((await d.run('xqueue', [String(c)])).stdout, new RegExp(`Error: dependency never satisfied: job ${b} ended CANCELLED\n`));
+  await waitFor(async () => /notified CANCELLED/.test((await d.run('xqueue', [String(e), '--log'])).stdout), { what: "the cancelled dependent's --notify", timeout: 15000 });
   t.equal((await d.waitState(cleanup, 'COMPLETED')).state, 'COMPLETED', 'afternotok ran');
 });
 

@@ -982,7 +982,8 @@ export class Core {
       this.flow.left(dj);
       ended.push(dj);
       this.log(`job ${d.id}: cancelled: ${d.error}`);
-      const tell = () => { this.notify(dj); this.listeners.delete(dj.id); };
+      // As complete tells its job's followers, and runs its --notify (docs/behaviour.md §23.7).
+      const tell = () => { this.notify(dj); this.listeners.delete(dj.id); if (dj.spec.notify) this.runner.notify?.(dj); };
       this.store.durable().then(tell, tell);
     }
     // What a restart left inconsistent (a parent that ended before this daemon knew its dependents) ends here too.
