@@ -137,7 +137,7 @@ const VENDORS: Vendor[] = [
       check: async (t, { d, fake }) => {
         const v = (await info(d))[1];
         t.same(v, { device: { kind: 'nvidia', id: 1, name: 'Fake H100 80GB', visible: nvUuid(1), npu: null, chip: null },
-          job: null, status: 'unknown', monitoring_error: 'nvmlDeviceGetComputeRunningProcesses: Unknown Error (999)' });
+          job: null, status: 'unknown', monitoring_error: 'nvmlDeviceGetComputeRunningProcesses: Unknown Error (999)', nodes: [] });
         t.notOk('monitoring_error' in (await info(d))[0]);
         const other = await d.batch('echo "$CUDA_VISIBLE_DEVICES"', ['-g', '2']);
         await afterFullProbe(fake, (c) => c === NV_PROCS, 3);
@@ -610,7 +610,7 @@ function ascendExtra(t: Tap, { d, fake, dir }: Ctx): void {
     const error = `${ASC_PROCS}: inner error (-8005)`;
     t.equal((await d.run('xinfo', [])).stdout, HEADER + row(0, 'idle') + row(1, 'idle') + row(2, 'unknown') +
       `             error: ${error}\n` + row(3, 'idle'));
-    t.same((await views(d))[2], { device: ascDevice(2), job: null, status: 'unknown', monitoring_error: error });
+    t.same((await views(d))[2], { device: ascDevice(2), job: null, status: 'unknown', monitoring_error: error, nodes: [] });
     await probes();
     t.equal((await d.job(id)).state, 'PENDING', 'an unknown chip is not allocated');
 
