@@ -103,7 +103,10 @@ export const AccountingSection = Type.Object({
 }, { additionalProperties: false });
 
 /** A size (docs/behaviour.md §20.1): a number with K, M, G or T; a bare number is MiB. */
-const Size = (description: string) => Type.String({ pattern: SIZE_PATTERN, description, problem: "invalid size '%s': use a number with K, M, G or T" });
+const Size = (description: string) => Type.Union([
+  Type.Integer({ minimum: 0, maximum: 2 ** 32 }), // MiB, as a bare number in the text form
+  Type.String({ pattern: SIZE_PATTERN }),
+], { description, problem: "invalid size '%s': use a number with K, M, G or T" });
 
 /**
  * Host CPUs, memory and isolation (docs/behaviour.md §24). The CPU list's

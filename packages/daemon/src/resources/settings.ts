@@ -33,12 +33,16 @@ export interface ResourcesSettings {
 
 /** The file's table as parsed (the schema has checked types and the size texts). */
 export interface ResourcesTable {
-  cpus?: string; memory?: string; reserve_memory?: string; min_available?: string; memory_high_ratio?: number;
-  swap?: boolean; default_cpus?: number; default_memory?: string; require_cgroup?: boolean; device_isolation?: boolean;
-  low_memory_floor?: string; low_memory_samples?: number; pids_max?: number;
+  cpus?: string; memory?: Size; reserve_memory?: Size; min_available?: Size; memory_high_ratio?: number;
+  swap?: boolean; default_cpus?: number; default_memory?: Size; require_cgroup?: boolean; device_isolation?: boolean;
+  low_memory_floor?: Size; low_memory_samples?: number; pids_max?: number;
 }
 
 const G = 1024 ** 3;
+
+/** A size as the file writes it: text (docs/behaviour.md §20.1), or a bare integer of MiB. */
+type Size = string | number;
+const bytesOf = (v: Size): number => (typeof v === 'number' ? v * 1024 * 1024 : sizeBytes(v)!);
 
 /** What the settings are checked against; read from the host unless given (tests). */
 export interface HostFacts { cpus: readonly number[]; memTotal: number }
@@ -51,7 +55,7 @@ export function hostFacts(): HostFacts {
 /** The settings from `[resources]`, or the first problem (dotted key and message). */
 export function resourcesSettings(t: ResourcesTable | undefined, host: HostFacts = hostFacts()): ResourcesSettings | { key: string; problem: string } {
   const tb = t ?? {};
-  const size = (v: string | undefined, d: number) => (v === undefined ? d : sizeBytes(v)!);
+  const size = (v: Size | undefined, d: number) => (v === undefined ? d : bytesOf(v));
   let cpuList = [...host.cpus];
   let cpusText = 'all';
   if (tb.cpus !== undefined && tb.cpus !== 'all') {
@@ -66,7 +70,7 @@ export function resourcesSettings(t: ResourcesTable | undefined, host: HostFacts
   const reserveMemory = size(tb.reserve_memory, 4 * G);
   const s: ResourcesSettings = {
     cpuList, cpusText,
-    memory: tb.memory !== undefined ? sizeBytes(tb.memory)! : Math.max(0, host.memTotal - reserveMemory),
+    memory: tb.memory !== undefined ? bytesOf(tb.memory) : Math.max(0, host.memTotal - reserveMemory),
     reserveMemory,
     minAvailable: size(tb.min_available, 8 * G),
     memoryHighRatio: tb.memory_high_ratio ?? 0.85,
@@ -79,7 +83,7 @@ export function resourcesSettings(t: ResourcesTable | undefined, host: HostFacts
     lowMemorySamples: tb.low_memory_samples ?? 3,
     pidsMax: tb.pids_max ?? 0,
   };
-  if (tb.memory !== undefined) s.memoryText = tb.memory;
+  if (tb.memory !== undefined) s.memoryText = String(tb.memory);
   if (s.defaultCpus > s.cpuList.length) {
     return { key: 'resources.default_cpus', problem: `${s.defaultCpus} CPUs, but the host gives jobs at most ${s.cpuList.length}` };
   }

@@ -7,6 +7,7 @@ import { withResources } from '../../../../packages/daemon/src/resources/request
 import { resourcesSettings, type ResourcesSettings } from '../../../../packages/daemon/src/resources/settings';
 import { formatCpuList, parseCpuList, readMeminfo } from '../../../../packages/daemon/src/resources/host';
 import { applyResourceEnv } from '../../../../packages/daemon/src/resources/job-view';
+import { readConfigFile } from '../../../../packages/daemon/src/config/load';
 
 const G = 1024 ** 3;
 const host = { cpus: Array.from({ length: 16 }, (_, i) => i), memTotal: 24 * G };
@@ -54,4 +55,18 @@ t.test('/proc/meminfo', async (t) => {
   fs.writeFileSync(file, 'MemTotal:       24683584 kB\nMemFree: 1 kB\nMemAvailable:   24221700 kB\n');
   t.same(readMeminfo(file), { total: 24683584 * 1024, available: 24221700 * 1024 });
   t.equal(readMeminfo('/nonexistent'), null);
+});
+
+t.test('[resources] in the configuration file: sizes as text or MiB, problems with their line', async (t) => {
+  const dir = t.testdir();
+  const good = `${dir}/good.toml`;
+  fs.writeFileSync(good, '[resources]\nmemory = "20G"\nmin_available = 512\nmemory_high_ratio = 0.9\n');
+  const r = resourcesSettings(readConfigFile(good, true).settings.resources, host) as ResourcesSettings;
+  t.same([r.memory, r.minAvailable, r.memoryHighRatio], [20 * G, 512 * 1024 * 1024, 0.9]);
+  const bad = `${dir}/bad.toml`;
+  fs.writeFileSync(bad, '[resources]\nmemory = "12X"\nmemory_high_ratio = 1.5\nswap = "no"\n');
+  t.throws(() => readConfigFile(bad, true), {
+    message: [`${bad}:2: resources.memory: invalid size '12X': use a number with K, M, G or T`, `${bad}:3: resources.memory_high_ratio: must be at most 1, not 1.5`,
+      `${bad}:4: resources.swap: must be a boolean, not the string "no"`].join('\n'),
+  });
 });
