@@ -70,7 +70,9 @@ export function dryRunText(s: Submission): string {
     const m = tasks.members[i];
     const cols = [m ? String(m.index) : '-', escapeDebug(t.name)];
     if (m?.params) cols.push(Object.entries(m.params).map(([k, v]) => `${k}=${shellWord(v)}`).join(' '));
-    cols.push(t.script !== null && t.script !== undefined ? ['<script>', ...t.command].map(shellWord).join(' ') : t.command.map(shellWord).join(' '));
+    const words = t.command.map(shellWord).join(' ');
+    // A script is shown by its place, `<script>`, then its arguments.
+    cols.push(t.script !== null && t.script !== undefined ? (words ? `<script> ${words}` : '<script>') : words);
     lines.push(cols.join('  '));
   });
   const n = tasks.specs.length;

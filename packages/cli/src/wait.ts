@@ -44,9 +44,20 @@ export async function waitJob(id: number, deps: WaitDeps = defaults): Promise<nu
   }
 }
 
+/** Streams open at once while waiting for many jobs (an array's 10k tasks must not mean 10k connections). */
+const WAIT_STREAMS = 32;
+
 /** Several jobs: wait for all, then the first non-zero exit code in argument order, else 0. */
 export async function waitJobs(ids: readonly number[], deps: WaitDeps = defaults): Promise<number> {
-  const codes = await Promise.all(ids.map((id) => waitJob(id, deps)));
+  const codes = new Array<number>(ids.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const k = next++;
+      codes[k] = await waitJob(ids[k]!, deps);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WAIT_STREAMS, ids.length) }, worker));
   return codes.find((c) => c !== 0) ?? 0;
 }
 
