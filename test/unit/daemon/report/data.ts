@@ -8,6 +8,7 @@ import type { Device } from '@xlurm/protocol';
 import type { Scope as Tap } from '../../../helpers/tap';
 import { Store } from '../../../../packages/daemon/src/store/store';
 import { closeReportConnections, reportData } from '../../../../packages/daemon/src/report/data';
+import { reportDataOffLoop, stopReportWorker } from '../../../../packages/daemon/src/report/off-loop';
 
 const dev = (id: number): Device => ({ kind: 'nvidia', id, name: 'Fake H100', visible: `GPU-${id}`, npu: null, chip: null });
 
@@ -73,4 +74,16 @@ t.test('device samples, averaged per UTC day and device (the host view only)', a
   ]);
   t.equal(r.devices[2]!.id, 9);
   t.same(reportData({ db, since, until, uid: 1000, devices: [dev(0), dev(1)] }).samples, [], 'a user\'s report has no host samples');
+});
+
+t.test('on the worker thread: the same answer; a store that cannot be read is a STORAGE error', async (t) => {
+  const db = storeWith(t, [
+    [1000, 'alice', 'COMPLETED', [dev(1)], since - 10, since - 5, since + 100],
+    [1001, 'bob', 'RUNNING', [dev(0)], until - 100, until - 90, null],
+  ]);
+  t.teardown(stopReportWorker);
+  const q = { db, since, until, uid: undefined, devices: [dev(0), dev(1)] };
+  t.same(await reportDataOffLoop(q), reportData(q));
+  t.same(await reportDataOffLoop({ ...q, uid: 1001 }), reportData({ ...q, uid: 1001 }));
+  await t.rejects(reportDataOffLoop({ ...q, db: path.join(path.dirname(db), 'missing.db') }), { code: 'STORAGE', message: /^cannot read the job database for the report: / });
 });
