@@ -2,6 +2,7 @@
 // temporary directory: the v2-only layout, which the test machines do not have, and the
 // hybrid one's file names. The fake kernel makes each new directory's control files (onMkdir).
 import t from 'tap';
+import type { Test } from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Cgroups, oomError, pickCpus } from '../../../../packages/daemon/src/resources/cgroup';
@@ -10,7 +11,7 @@ import { cgroupBases, instanceName, ownCgroups, parseMountinfo, type CgroupLayou
 const V2_FILES = ['cgroup.procs', 'cgroup.kill', 'cgroup.controllers', 'cgroup.subtree_control', 'cpu.max', 'cpuset.cpus', 'cpuset.mems',
   'memory.max', 'memory.high', 'memory.swap.max', 'memory.oom.group', 'memory.peak', 'memory.events', 'pids.max', 'cpu.stat'];
 
-function fakeV2(t: t.Test): { root: string; cg: Cgroups; home: string } {
+function fakeV2(t: Test): { root: string; cg: Cgroups; home: string } {
   const root = t.testdir();
   fs.writeFileSync(path.join(root, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
   fs.writeFileSync(path.join(root, 'cgroup.subtree_control'), '');
