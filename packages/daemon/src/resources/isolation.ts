@@ -158,9 +158,9 @@ export class DeviceIsolation {
     }
     const devices = o.source.inventory;
     if (devices.length === 0) return 'no accelerators discovered';
-    const without = [...new Set(devices.filter((d) => o.source.nodesOf(d).length === 0).map((d) => KIND_LABEL[d.kind]))];
-    if (without.length === new Set(devices.map((d) => d.kind)).size) {
-      return `the device library names no device nodes (${without.join(', ')})`;
+    // Off only where no device at all names a node (else the devices that do are isolated).
+    if (devices.every((d) => o.source.nodesOf(d).length === 0)) {
+      return `the device library names no device nodes (${[...new Set(devices.map((d) => KIND_LABEL[d.kind]))].join(', ')})`;
     }
     return null;
   }

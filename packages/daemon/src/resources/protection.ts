@@ -7,7 +7,7 @@
  */
 import type { Core } from '../core';
 import type { DeviceManager } from '../devices/manager';
-import type { Cgroups, JobCgroup } from './cgroup';
+import type { Cgroups, IsolationHook, JobCgroup } from './cgroup';
 import { resourcesOf } from './room';
 import { DeviceIsolation, findMounts, type IsolationDirs } from './isolation';
 import { LowMemoryGuard, cgroupMemoryUsage, cgroupProcs, type GuardJob, type HostMemorySample } from './guard';
@@ -30,6 +30,27 @@ function guardDirs(cgroups: Cgroups, cg: JobCgroup): { memory?: string; procs?: 
   return { memory, procs: cg.unified ?? cg.v1.memory ?? cg.dirs[0] };
 }
 
+/**
+ * The cgroup layer's isolation hook. Rules the job's cgroup will not take
+ * throw (the layer then fails the start, or runs the job without its cgroup,
+ * as the job's limits require). Isolation that is off runs the job with its
+ * visibility variables only, except where `require_cgroup` is set and the
+ * host cannot carry device rules at all: then the start fails too.
+ */
+export function isolationHook(isolation: DeviceIsolation, requireCgroup: () => boolean, log: (msg: string) => void): IsolationHook {
+  let told = 'on';
+  return (cg, devs) => {
+    if (isolation.apply(isolationDirs(cg), devs) !== 'off') return;
+    const why = isolation.offReason() ?? '';
+    if (requireCgroup() && why.startsWith('no devices cgroup controller')) throw new Error(why);
+    // Said once per change of state, not for every job.
+    if (isolation.state() !== told) {
+      told = isolation.state();
+      log(`jobs run with visibility variables only: device isolation: ${told}`);
+    }
+  };
+}
+
 export interface ProtectionOptions {
   /** The cgroup layer; null: this daemon makes no job cgroups (`why` says why). */
   cgroups: Cgroups | null;
@@ -49,16 +70,7 @@ export function startHostProtection(core: Core, devices: DeviceManager, o: Prote
     support: findMounts(),
   });
   core.isolation = isolation;
-  if (cgroups) {
-    let told = 'on';
-    cgroups.isolation = (cg, devs) => {
-      // Said once per change of state, not for every job.
-      if (isolation.apply(isolationDirs(cg), devs) === 'off' && isolation.state() !== told) {
-        told = isolation.state();
-        o.log(`jobs run with visibility variables only: device isolation: ${told}`);
-      }
-    };
-  }
+  if (cgroups) cgroups.isolation = isolationHook(isolation, () => resourcesOf(core.cfg).requireCgroup, o.log);
   const guard = new LowMemoryGuard({
     settings: () => {
       const r = resourcesOf(core.cfg);

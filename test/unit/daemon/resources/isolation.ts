@@ -64,6 +64,8 @@ t.test('why isolation is off', async (t) => {
   t.equal(new DeviceIsolation({ enabled: true, source: { inventory: [], nodesOf: () => [] }, support: on }).state(), 'off (no accelerators discovered)');
   t.equal(new DeviceIsolation({ enabled: true, source: { inventory: [gpu(0)], nodesOf: () => [] }, support: on }).state(),
     'off (the device library names no device nodes (nv))');
+  t.equal(new DeviceIsolation({ enabled: true, source: { inventory: [gpu(0), gpu(1)], nodesOf: (d) => (d.id === 0 ? ['/dev/nvidia0'] : []) }, support: on }).state(),
+    'on', 'some devices name nodes: those are isolated');
   t.equal(new DeviceIsolation({ enabled: false, source, support: on }).apply({}, []), 'off', 'nothing applied when off');
   t.throws(() => applyDeny({}, [{ type: 'c', major: 1, minor: 5 }]), /the job has no devices cgroup/);
   t.equal(applyDeny({}, []), 'none');
