@@ -56,7 +56,7 @@ const EDGE_SQL = `
   SELECT owner_uid AS uid, max(owner_name) AS name,
          total(state = 'COMPLETED') AS completed, total(state = 'FAILED') AS failed, total(state = 'CANCELLED') AS cancelled,
          total(state = 'TIMED_OUT') AS timed_out, total(state = 'EXPIRED') AS expired, total(state = 'OUT_OF_MEMORY') AS out_of_memory,
-         count(started_at) AS started,
+         count(started_at) AS started, count(started_at) AS retained,
          total(max(0, finished_at - started_at) * count) AS device_seconds,
          total(max(0, finished_at - started_at) * cpus) AS cpu_seconds,
          total(started_at - submitted_at) AS wait_seconds, total(max(0, finished_at - started_at)) AS run_seconds
@@ -68,13 +68,10 @@ const EDGE_SQL = `
 const DAYS_SQL = `
   SELECT uid, max(name) AS name, total(completed) AS completed, total(failed) AS failed, total(cancelled) AS cancelled,
          total(timed_out) AS timed_out, total(expired) AS expired, total(out_of_memory) AS out_of_memory,
-         total(started) AS started, total(device_seconds) AS device_seconds, total(cpu_seconds) AS cpu_seconds,
+         total(started) AS started, total(started - removed_started) AS retained,
+         total(device_seconds) AS device_seconds, total(cpu_seconds) AS cpu_seconds,
          total(wait_seconds) AS wait_seconds, total(run_seconds) AS run_seconds
     FROM usage_daily WHERE day >= @from AND day <= @to GROUP BY uid`;
-
-const STARTED_SQL = `
-  SELECT count(*) AS n FROM jobs INDEXED BY jobs_user_end
-   WHERE owner_uid = @uid AND finished_at >= @since AND finished_at <= @until AND started_at IS NOT NULL AND finished_at IS NOT NULL`;
 
 const NTH_LONGEST_WAIT_SQL = `
   SELECT started_at - submitted_at AS w FROM jobs INDEXED BY jobs_user_wait
@@ -83,19 +80,22 @@ const NTH_LONGEST_WAIT_SQL = `
 
 interface Sums {
   uid: number; name: string; completed: number; failed: number; cancelled: number; timed_out: number; expired: number;
-  out_of_memory: number; started: number; device_seconds: number; cpu_seconds: number; wait_seconds: number; run_seconds: number;
+  out_of_memory: number; started: number;
+  /** Of the started jobs, those the history still holds (the 95th percentile ranks these). */
+  retained: number;
+  device_seconds: number; cpu_seconds: number; wait_seconds: number; run_seconds: number;
 }
-const SUM_KEYS = ['completed', 'failed', 'cancelled', 'timed_out', 'expired', 'out_of_memory', 'started',
+const SUM_KEYS = ['completed', 'failed', 'cancelled', 'timed_out', 'expired', 'out_of_memory', 'started', 'retained',
   'device_seconds', 'cpu_seconds', 'wait_seconds', 'run_seconds'] as const;
 
 const round = (x: number, places: number) => { const f = 10 ** places; return Math.round(x * f) / f; };
 
-const prepared = new WeakMap<Database.Database, Record<'edge' | 'days' | 'started' | 'nth', Database.Statement>>();
+const prepared = new WeakMap<Database.Database, Record<'edge' | 'days' | 'nth', Database.Statement>>();
 
 function statements(db: Database.Database) {
   let s = prepared.get(db);
   if (!s) {
-    s = { edge: db.prepare(EDGE_SQL), days: db.prepare(DAYS_SQL), started: db.prepare(STARTED_SQL), nth: db.prepare(NTH_LONGEST_WAIT_SQL) };
+    s = { edge: db.prepare(EDGE_SQL), days: db.prepare(DAYS_SQL), nth: db.prepare(NTH_LONGEST_WAIT_SQL) };
     prepared.set(db, s);
   }
   return s;
@@ -125,11 +125,13 @@ function sums(db: Database.Database, since: number, until: number): Map<number, 
   return out;
 }
 
-/** The nearest-rank 95th percentile of the waits of a user's started jobs in the window. */
-function waitP95(db: Database.Database, uid: number, since: number, until: number): number {
+/**
+ * The nearest-rank 95th percentile of the waits of a user's started jobs in
+ * the window: the (n - rank + 1)th longest of the `n` the history holds.
+ */
+function waitP95(db: Database.Database, uid: number, since: number, until: number, n: number): number {
   const st = statements(db);
-  const n = (st.started.get({ uid, since, until }) as { n: number }).n;
-  if (n === 0) return 0;
+  if (n <= 0) return 0;
   const rank = Math.ceil(0.95 * n); // 1-based, ascending
   const row = st.nth.get({ uid, since, until, skip: n - rank }) as { w: number } | undefined;
   return row?.w ?? 0;
@@ -153,7 +155,7 @@ export function usageStats(db: Database.Database, q: StatsQuery): StatsResult {
       device_hours: round(u.device_seconds / 3600, 6),
       cpu_hours: round(u.cpu_seconds / 3600, 6),
       wait_mean_s: started ? round(u.wait_seconds / started, 3) : 0,
-      wait_p95_s: waitP95(db, uid, q.since, q.until),
+      wait_p95_s: waitP95(db, uid, q.since, q.until, u.retained),
       run_mean_s: started ? round(u.run_seconds / started, 3) : 0,
       success_rate: started ? round(u.completed / started, 4) : 0,
     });

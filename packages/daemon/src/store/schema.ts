@@ -191,6 +191,17 @@ export const MIGRATIONS: readonly string[] = [
      decayed REAL NOT NULL,
      at      REAL NOT NULL
    );`,
+  // Accounting (docs/behaviour.md §26.1): how many of a day's started jobs
+  // history retention has removed since, so the 95th percentile of the wait
+  // knows how many jobs it ranks without counting them (accounting/stats.ts);
+  // the per-user index that counted them goes.
+  `ALTER TABLE usage_daily ADD COLUMN removed_started INTEGER NOT NULL DEFAULT 0;
+   DROP INDEX jobs_user_end;
+   CREATE TRIGGER jobs_usage_removed AFTER DELETE ON jobs
+     WHEN OLD.finished_at IS NOT NULL AND OLD.started_at IS NOT NULL
+   BEGIN
+     UPDATE usage_daily SET removed_started = removed_started + 1 WHERE day = OLD.finished_at / 86400 AND uid = OLD.owner_uid;
+   END;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -107,6 +107,12 @@ t.test('the summary outlives the jobs themselves ([daemon] retention)', async (t
   t.equal(r.users[0]!.device_hours, 2);
   t.equal(r.users[0]!.wait_mean_s, 15);
   t.equal(r.users[0]!.wait_p95_s, 0, 'the percentile needs the jobs, and they are gone');
+  // Some of a day's jobs removed: the percentile ranks those left.
+  const kept = [job(s, alice, NOW - 10 * DAY, 60, 5), job(s, alice, NOW - 10 * DAY + 1, 60, 7), job(s, alice, NOW - 10 * DAY + 2, 60, 900)];
+  s.removeJobs([kept[2]!]);
+  const after = usageStats(s.db, { since: NOW - 30 * DAY, until: NOW, host: true, devices: 1 });
+  t.equal(after.users[0]!.jobs.COMPLETED, 5);
+  t.equal(after.users[0]!.wait_p95_s, 7, 'the longer of the two waits the history still holds');
 });
 
 t.test('a long history is answered without reading its jobs', async (t) => {
