@@ -117,6 +117,27 @@ t.test('the user commands on a Slurm cluster', async (t) => {
     t.equal(s.slurm('scancel', [String(id), String(parent)]).code, 0);
   });
 
+  t.test('arrays: A_I ids, xqueue A, xqueue A_I --log, --wait, --follow, xcancel A_I', async (t) => {
+    const a = await batch(['-g', '0', '--array', '0-2', '--wrap', 'echo "task $SLURM_ARRAY_TASK_ID"; [ $SLURM_ARRAY_TASK_ID != 2 ] || sleep 300']);
+    await waitFor(() => (s.slurm('squeue', ['-h', '-j', `${a}_2`, '-o', '%T']).stdout.trim() === 'RUNNING'), { timeout: 30000, what: 'task 2 running' });
+    const w = await s.run('xqueue', [`${a}_1`, '--wait']);
+    t.equal(w.code, 0, w.stderr);
+    t.equal((await s.run('xqueue', [`${a}_1`, '--log'])).stdout, 'task 1\n');
+    const f = await s.run('xqueue', [`${a}_0`, '--follow']);
+    t.equal(f.code, 0, f.stderr);
+    t.equal(f.stdout, 'task 0\n');
+    const tasks = JSON.parse((await s.run('xqueue', [String(a), '--json'])).stdout) as Array<Record<string, any>>;
+    t.same(tasks.map((x) => x.array), [0, 1, 2].map((index) => ({ id: a, index, count: 3 })), 'xqueue A lists the tasks');
+    const c = await s.run('xcancel', [`${a}_2`]);
+    t.equal(c.code, 0, c.stderr);
+    t.equal(c.stdout, `Cancellation requested for job ${a}_2\n`);
+    await waitFor(() => s.slurm('squeue', ['-h', '--states=all', '-j', `${a}_2`, '-o', '%T']).stdout.trim() === 'CANCELLED', { what: 'task 2 cancelled' });
+    t.equal((await s.run('xqueue', [`${a}_0`, '--json'])).code, 0);
+    t.equal(JSON.parse((await s.run('xqueue', [`${a}_0`, '--json'])).stdout).state, 'COMPLETED', 'only that task');
+    const missing = await s.run('xqueue', [`${a}_9`]);
+    t.equal(missing.stderr, 'xlurm: job not found\n');
+  });
+
   t.test('an option Slurm cannot express is refused by name; nothing reaches Slurm', async (t) => {
     const before = jobCount();
     const r = await s.run('xbatch', ['-i', '0', '--wrap', 'true']);

@@ -8,7 +8,7 @@ import type { Options } from 'yargs';
 import type { JobSummary, Submission } from '@xlurm/protocol';
 import { arraySubmissions, expandArray, parseParam, parseParamCsv } from '@xlurm/protocol';
 import { jobId, many, present, single } from './argv';
-import { request } from './client';
+import { engine } from './engine';
 import { CliError, UsageError, osErrorText } from './errors';
 import { escapeDebug } from './format/escape';
 
@@ -96,18 +96,16 @@ export async function resolveJobArg(text: string, display: string): Promise<JobA
   const array = jobId(m[1]!, display);
   const index = Number(m[2]!);
   if (!Number.isSafeInteger(index) || index > 0xffffffff) throw new CliError('job not found');
-  const rows = await request('queue', { array, index }) as JobSummary[];
-  if (rows.length !== 1) throw new CliError('job not found');
-  return { id: rows[0]!.id, task: true };
+  return { id: await engine().task(array, index), task: true };
 }
 
 /** The tasks of array `id` (empty when it is no array's id). */
 export async function arrayTasks(id: number): Promise<JobSummary[]> {
-  return await request('queue', { array: id }) as JobSummary[];
+  return engine().tasks(id);
 }
 
 /** `xcancel A_I`: that task only (`array: false`, so the array's first task is not taken for the array). */
 export async function cancelTask(label: string, id: number): Promise<void> {
-  await request('cancel', { id, array: false });
+  await engine().cancelTask(id, label);
   process.stdout.write(`Cancellation requested for job ${label}\n`);
 }

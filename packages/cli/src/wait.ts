@@ -4,15 +4,12 @@
  * bytes) and prints nothing; --follow is xrun's follower from the log's
  * start. Neither ever cancels the job: Ctrl-C only stops this process.
  */
-import type { Job } from '@xlurm/protocol';
-import { jobPaths, resolveHome } from '@xlurm/protocol';
 import { request as realRequest, stream as realStream } from './client';
 import { CliError, UsageError } from './errors';
 import { arrayTasks, resolveJobArg } from './array';
-import { Follower, retryable } from './follow';
-import { errLine, writeOut } from './io';
+import { engine } from './engine';
+import { retryable } from './follow';
 import { sleep } from './sleep';
-import { runsAsDaemonAccount } from './commands/run';
 
 export interface WaitDeps {
   stream: typeof realStream;
@@ -28,6 +25,8 @@ const defaults: WaitDeps = { stream: realStream, request: realRequest };
  * daemon is away (a restart does not end the wait).
  */
 export async function waitJob(id: number, deps: WaitDeps = defaults): Promise<number> {
+  // The clients' engine decides how (engine/local.ts comes back here with its own deps).
+  if (deps === defaults) return engine().wait(id);
   let retrySince: number | undefined;
   for (;;) {
     try {
@@ -63,13 +62,8 @@ export async function waitJobs(ids: readonly number[], deps: WaitDeps = defaults
 
 /** Stream job `id`'s log from its start to its end (as xrun does); resolves to its exit code. */
 export async function followJob(id: number): Promise<number> {
-  const home = resolveHome();
-  const follower = new Follower({
-    request: realRequest, stream: realStream, write: writeOut, status: errLine, now: () => new Date(),
-    logFile: (job) => (runsAsDaemonAccount(home) ? jobPaths(home, job).log : undefined),
-  });
-  const job = await realRequest('get', { id }) as Job;
-  return follower.follow(job);
+  // The engine's follower: xrun's, on this host's daemon (engine/local.ts); the output file on Slurm.
+  return engine().follow(id);
 }
 
 /**

@@ -42,8 +42,16 @@ export interface Engine {
   queue(all: boolean, scheduleOrder?: boolean): Promise<JobSummary[]>;
   /** One job in full. */
   get(id: number): Promise<Job>;
-  /** Ask for its cancellation. */
+  /** Ask for its cancellation (an array's id: every task). */
   cancel(id: number): Promise<void>;
+  /** The job id of task `index` of array `array` (`A_I`); `job not found` when there is none. */
+  task(array: number, index: number): Promise<number>;
+  /** The tasks of array `id`, in index order (empty when it is no array's id). */
+  tasks(id: number): Promise<JobSummary[]>;
+  /** Cancel that one task (`label`: its `A_I`), never its whole array. */
+  cancelTask(id: number, label: string): Promise<void>;
+  /** Wait until the job has ended, printing nothing; resolves to its exit status. */
+  wait(id: number): Promise<number>;
   /** Write the job's whole output so far to stdout. */
   log(id: number): Promise<void>;
   /** Stream the job's output until it ends; resolves to its exit status. */

@@ -62,6 +62,27 @@ export class LocalEngine implements Engine {
     await request('cancel', { id });
   }
 
+  async task(array: number, index: number): Promise<number> {
+    const rows = await request('queue', { array, index }) as JobSummary[];
+    if (rows.length !== 1) throw new CliError('job not found');
+    return rows[0]!.id;
+  }
+
+  async tasks(id: number): Promise<JobSummary[]> {
+    return await request('queue', { array: id }) as JobSummary[];
+  }
+
+  /** `array: false`, so an array's first task is not taken for the whole array. */
+  async cancelTask(id: number, _label: string): Promise<void> {
+    await request('cancel', { id, array: false });
+  }
+
+  async wait(id: number): Promise<number> {
+    // Its own deps, so that waitJob waits on the daemon's follow stream rather than asking the engine again.
+    const { waitJob } = require('../wait') as typeof import('../wait');
+    return waitJob(id, { request, stream });
+  }
+
   /** The whole log from offset 0 as raw bytes. */
   async log(id: number): Promise<void> {
     await stream('log', { id, offset: 0 }, { onLog: (_offset, bytes) => writeOut(bytes) });

@@ -236,6 +236,9 @@ export interface SlurmJob {
   // sacct --json's shapes
   state?: { current?: string };
   time?: { submission?: number; start?: number; end?: number; limit?: number };
+  array_job_id?: number;
+  array_task_id?: number | null;
+  array_task_string?: string;
   user?: string;
   group?: string;
   working_directory?: string;
@@ -268,7 +271,34 @@ export function summaryOf(j: SlurmJob, cluster: ClusterConfig): JobSummary {
     reason: reasonCode ? { code: reasonCode, message: j.state_reason! } : null,
     cpus: j.cpus ?? 0,
     mem: typeof j.memory_per_node === 'number' ? j.memory_per_node * 1024 * 1024 : 0,
-  };
+    ...arrayOf(j),
+  } as JobSummary;
+}
+
+/**
+ * Tasks per array in a set of records: the split tasks (one record each) plus the indices of a
+ * pending remainder that Slurm still keeps as one record (`array_task_string` `5-9%2`).
+ */
+export function arrayCounts(records: readonly SlurmJob[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const j of records) {
+    if (!j.array_job_id) continue;
+    const n = typeof j.array_task_id === 'number' ? 1 : indexList((j.array_task_string ?? '').replace(/%\d+$/, '')).length;
+    out.set(j.array_job_id, (out.get(j.array_job_id) ?? 0) + n);
+  }
+  return out;
+}
+
+/** Set each array row's count from `counts` (at least 1: the row itself). */
+export function setArrayCounts<T extends { array?: { id: number; count: number } | null }>(rows: T[], counts: ReadonlyMap<number, number>): T[] {
+  for (const r of rows) if (r.array) r.array.count = Math.max(1, counts.get(r.array.id) ?? 1);
+  return rows;
+}
+
+/** An array task's place in its array (docs/behaviour.md §23.2), else null; the count is set by setArrayCounts. */
+function arrayOf(j: SlurmJob): { array: { id: number; index: number; count: number } | null } {
+  if (!j.array_job_id || typeof j.array_task_id !== 'number') return { array: null };
+  return { array: { id: j.array_job_id, index: j.array_task_id, count: 1 } };
 }
 
 /** The whole job, as far as Slurm tells it. */
@@ -303,5 +333,6 @@ export function jobOf(j: SlurmJob, cluster: ClusterConfig): Job {
     reason: sum.reason,
     cpus: sum.cpus,
     mem: sum.mem,
+    array: (sum as { array?: unknown }).array ?? null,
   } as Job;
 }

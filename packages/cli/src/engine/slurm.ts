@@ -14,7 +14,7 @@ import { renderTable } from '../format/table';
 import { sleep } from '../sleep';
 import type { ClusterConfig } from './cluster';
 import type { Engine, InfoReport, SubmitContext } from './index';
-import { jobOf, slurmOptions, summaryOf, type SlurmJob } from './slurm-map';
+import { arrayCounts, jobOf, setArrayCounts, slurmOptions, summaryOf, type SlurmJob } from './slurm-map';
 
 interface Ran { code: number | null; stdout: string; stderr: string }
 
@@ -95,7 +95,8 @@ export class SlurmEngine implements Engine {
     const r = slurm('squeue', ['--json', ...(all ? ['--states=all'] : [])]);
     if (r.code !== 0) throw failure('squeue', r);
     const rows = new Map<number, JobSummary>();
-    for (const j of parseJobs(r, 'squeue')) rows.set(j.job_id, summaryOf(j, this.cluster));
+    const records = parseJobs(r, 'squeue');
+    for (const j of records) rows.set(j.job_id, summaryOf(j, this.cluster));
     if (all) {
       // Jobs the controller has forgotten are in the accounting database, where there is one.
       const acct = slurm('sacct', ['--json', '--allusers', '--starttime=now-7days']);
@@ -103,11 +104,14 @@ export class SlurmEngine implements Engine {
         for (const j of parseJobs(acct, 'sacct')) if (!rows.has(j.job_id)) rows.set(j.job_id, summaryOf(j, this.cluster));
       }
     }
-    return selectRows([...rows.values()].sort((a, b) => a.id - b.id), all, QUEUE_ROWS);
+    return setArrayCounts(selectRows([...rows.values()].sort((a, b) => a.id - b.id), all, QUEUE_ROWS), arrayCounts(records));
   }
 
   async get(id: number): Promise<Job> {
-    return jobOf(this.record(id), this.cluster);
+    const j = this.record(id);
+    const job = jobOf(j, this.cluster);
+    if (j.array_job_id) setArrayCounts([job], arrayCounts(this.records(String(j.array_job_id))));
+    return job;
   }
 
   private record(id: number): SlurmJob {
@@ -133,6 +137,45 @@ export class SlurmEngine implements Engine {
     }
     const r = slurm('scancel', [String(id)]);
     if (r.code !== 0) throw NOT_FOUND.test(r.stderr) ? new CliError('job not found') : failure('scancel', r);
+  }
+
+  async task(array: number, index: number): Promise<number> {
+    // Slurm names a task A_I too; each task has its own job id as well.
+    const j = this.records(`${array}_${index}`).find((x) => x.array_job_id === array && x.array_task_id === index);
+    if (!j) throw new CliError('job not found');
+    return j.job_id;
+  }
+
+  async tasks(id: number): Promise<JobSummary[]> {
+    const records = this.records(String(id)).filter((x) => x.array_job_id === id);
+    const rows = records
+      .sort((a, b) => (a.array_task_id ?? Number.MAX_SAFE_INTEGER) - (b.array_task_id ?? Number.MAX_SAFE_INTEGER))
+      .map((x) => summaryOf(x, this.cluster));
+    return setArrayCounts(rows, arrayCounts(records));
+  }
+
+  async cancelTask(_id: number, label: string): Promise<void> {
+    // By its A_I: the first task's job id is the whole array's for scancel.
+    const r = slurm('scancel', [label]);
+    if (r.code !== 0) throw NOT_FOUND.test(r.stderr) ? new CliError('job not found') : failure('scancel', r);
+  }
+
+  async wait(id: number): Promise<number> {
+    for (;;) {
+      const job = await this.get(id);
+      if (job.result) return job.result.exit_code;
+      await sleep(500);
+    }
+  }
+
+  /** squeue's records for a job list (any state); none for ids the controller does not know. */
+  private records(jobs: string): SlurmJob[] {
+    const r = slurm('squeue', ['--json', '--states=all', `--jobs=${jobs}`]);
+    if (r.code !== 0) {
+      if (NOT_FOUND.test(r.stderr)) return [];
+      throw failure('squeue', r);
+    }
+    return parseJobs(r, 'squeue');
   }
 
   /** The job's output file, as the controller resolved it. */
