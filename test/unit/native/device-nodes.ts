@@ -76,3 +76,13 @@ if (built) {
     t.same(native.deviceDiscover(h, 2000).map((r) => r.nodes), [undefined, ['/dev/dri/card3', '/dev/dri/renderD130']]);
   });
 }
+
+if (built) {
+  t.test('HGML: hgmlDeviceGetMinorNumber names /dev/alixpu_ppu<minor>', async (t) => {
+    const fake = fakeLibrary(t, 'ppu', ['device 0 PPU-0000 PPU', 'device 1 PPU-0001 PPU', 'minor 1 3']);
+    Object.assign(process.env, fake.env);
+    const h = native.deviceOpen('ppu', [fake.library], 2000);
+    t.teardown(() => native.deviceClose(h, 2000));
+    t.same(native.deviceDiscover(h, 2000).map((r) => r.nodes), [undefined, ['/dev/alixpu_ppu3']]);
+  });
+}
