@@ -470,7 +470,7 @@ export class Core {
     // the queue or the devices (the pass only says why: MaxRunning).
     const free = full ? NO_KEYS : this.devices.freeKeys();
     const pass = schedule({
-      pending: full ? [] : this.pendingRequests(), cpuOnlyPending: this.pending.cpuOnly,
+      pending: full ? [] : this.pendingRequests(), cpuOnlyPending: this.pending.cpuOnly, pendingCounts: this.pending.countsBySize(),
       running: this.running.size, maxRunning: this.cfg.maxRunning,
       inventory: this.devices.inventory, free, blocked: full ? undefined : this.deviceBlocks(free), topology: this.topology(),
       waits: this.flow.waits,

@@ -116,6 +116,9 @@ export class PendingJobs extends Map<number, StoredJob> {
   /** How many pending jobs the owner with this uid has (docs/behaviour.md §22.4, pending_jobs). */
   countOf(uid: number): number { return this.owners.get(uid)?.size ?? 0; }
 
+  /** Pending jobs per requested device count (the scheduler's early stop). */
+  countsBySize(): ReadonlyMap<number, number> { return this.byCount; }
+
   /** How many pending jobs ask for at least `n` devices. */
   countAtLeast(n: number): number {
     let sum = 0;

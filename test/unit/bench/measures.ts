@@ -28,6 +28,7 @@ t.test('bench: the schedule measure runs against the current daemon code', async
     'schedule() 10k pending of 100 users, fair share + limits, 3 free, -g 4 each',
     'daemon pass 10k pending of 100 users, fair share + limits, 8 free (8 start)',
     'daemon pass 10k pending of 100 users, fair share + limits, none free',
-    'daemon pass 10k pending of 100 users, fair share + limits, 3 free, -g 4 each (every job merged and tried)',
+    'daemon pass 10k pending of 100 users, fair share + limits, 3 free, -g 4 each',
+    "daemon pass 10k pending of 100 users, fair share, 8 free, every job over its user's device limit (all merged and admitted)",
   ], 'every row, none of them FAILED');
 });

@@ -80,6 +80,8 @@ export interface SchedulerInput {
   /** Per-user limits (user-limits.ts) and what each user's running jobs hold now. */
   userLimits?: UserLimitTable;
   byUser?: ReadonlyMap<string, UserHolding>;
+  /** How many of `pending` ask for each device count, when the caller knows: the pass then stops once none left could fit. */
+  pendingCounts?: ReadonlyMap<number, number>;
   /**
    * `reserve`: how many of `pending` ask for at least reserveMinDevices, when
    * the caller knows: once none is left and no device is free, the pass stops.
@@ -135,6 +137,18 @@ export function schedule(input: SchedulerInput): Pass {
   let mostFree = Math.max(0, ...freeOf.values());
   let cpuOnlyLeft = input.cpuOnlyPending ?? Infinity;
   let reservableLeft = input.reservablePending ?? Infinity;
+  // The requested counts still ahead in the walk, when the caller knows them:
+  // once the smallest of them exceeds every pool's free devices, no later job
+  // can fit (priority, nice and usage come before the count, so a long tail of
+  // large jobs is not after the small ones any more).
+  const sizes = input.pendingCounts ? [...input.pendingCounts].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]) : undefined;
+  const sizeLeft = sizes?.map(([, n]) => n);
+  const sizeAt = sizes ? new Map(sizes.map(([c], i) => [c, i])) : undefined;
+  let smallest = 0;
+  const smallestLeft = (): number => {
+    while (smallest < sizes!.length && sizeLeft![smallest]! <= 0) smallest++;
+    return smallest < sizes!.length ? sizes![smallest]![0] : Infinity;
+  };
   let seq = 0;
   // Whether any job seen had a key before the count (then jobs past an early stop may be behind by it).
   let keyed = !!input.usage?.size;
@@ -170,11 +184,13 @@ export function schedule(input: SchedulerInput): Pass {
     // larger job that could still reserve may come after a smaller one.
     const reserveLater = reserving && reservations.length < pools && reservableLeft > 0;
     if (job.priority || job.nice || job.top) keyed = true;
-    if (mostFree === 0 && cpuOnlyLeft <= 0 && !mayReserve && !reserveLater) { // nothing left that could fit
+    const nothingFits = sizes ? smallestLeft() > mostFree : mostFree === 0 && cpuOnlyLeft <= 0;
+    if (nothingFits && !mayReserve && !reserveLater) { // nothing left that could fit
       if (job.count > 0 && !admit(job, state)) noteWaiting(waiting, job, seq);
       break;
     }
     if (job.count === 0) cpuOnlyLeft--;
+    if (sizeAt) { const i = sizeAt.get(job.count); if (i !== undefined) sizeLeft![i]!--; }
     if (job.count >= minDevices) reservableLeft--;
     if (admit(job, state)) continue;
     let devices: Device[] | null = null;

@@ -87,3 +87,16 @@ t.test('Priority: a job behind jobs ahead by priority, nice or fair share that w
   const plain = schedule({ pending: [of(1, 'alice', 1), of(2, 'alice', 1)], running: 2, maxRunning: 32, inventory: gpus, free: new Set(), blocked });
   t.equal(plain.reasonOf(of(2, 'alice', 1))?.code, 'Resources', 'ahead only by submission order: the reference\'s Resources');
 });
+
+t.test('with the counts of the queue, a pass stops once no job left could fit, whatever the order put first', async (t) => {
+  const gpus = [0, 1, 2].map((id) => ({ kind: 'nvidia' as const, id, name: 'G', visible: `GPU-${id}`, npu: null, chip: null }));
+  let pulled = 0;
+  const jobs = [of(1, 'a', 4), of(2, 'b', 1), ...Array.from({ length: 100 }, (_, i) => of(10 + i, 'c', 4))];
+  const queue = { *[Symbol.iterator]() { for (const j of jobs) { pulled++; yield j; } } };
+  const pass = schedule({
+    pending: queue, pendingCounts: new Map([[4, 101], [1, 1]]), running: 0, maxRunning: 32, inventory: gpus,
+    free: new Set(gpus.map((d) => `nvidia:${d.id}`)),
+  });
+  t.same(pass.decisions.map((d) => d.id), [2]);
+  t.equal(pulled, 3, 'after the 1-device job only 4-device jobs are left, and 2 devices are free');
+});
