@@ -1,5 +1,6 @@
 import { PROTOCOL_VERSION, VERSION } from '@xlurm/protocol';
 import type { Handler } from './types';
+import { describeUserLimits, type UserLimitTable } from '../scheduler/user-limits';
 import type { Core } from '../core';
 
 /** The policy settings, each read only where this daemon's configuration has it. */
@@ -7,6 +8,7 @@ interface PolicySettings {
   schedulerMode?: string; fairShare?: boolean; groupAffinity?: string; reserveMinDevices?: number;
   maxRunningBySize?: ReadonlyMap<number, number>;
   defaultTimeLimit?: number | null; maxTimeLimit?: number | null; killGrace?: number; defaultQueueTimeout?: number | null;
+  fairShareHalfLife?: number; userLimits?: UserLimitTable;
 }
 
 /** `7d`, `12h`, `30m`, `45s`: the largest unit that divides the value. */
@@ -29,6 +31,9 @@ export function policyOf(core: Core): { scheduler: string; fair_share: boolean; 
     ['limits.kill_grace', c.killGrace], ['limits.default_queue_timeout', c.defaultQueueTimeout],
   ];
   for (const [key, v] of times) if (v !== null && v !== undefined) limits[key] = duration(v);
+  // Fair share's half-life and the per-user limits in force (docs/behaviour.md §22.2, §22.4).
+  if (c.fairShare && c.fairShareHalfLife !== undefined) limits['scheduler.fair_share_half_life'] = duration(c.fairShareHalfLife);
+  Object.assign(limits, describeUserLimits(c.userLimits));
   return { scheduler: mode, fair_share: c.fairShare ?? false, group_affinity: c.groupAffinity ?? 'off', limits };
 }
 
