@@ -6,14 +6,15 @@ import * as path from 'node:path';
 import { parseDaemonArgs } from '../../../../packages/daemon/src/config/args';
 import { loadDaemonConfig } from '../../../../packages/daemon/src/config/daemon';
 import { ConfigFileError } from '../../../../packages/daemon/src/config/load';
+import type { Tap } from '../../../helpers/tap';
 import { DEFAULT_ACCOUNTING, accountingSettings, changedAccountingKeys } from '../../../../packages/daemon/src/accounting/settings';
 
-function load(t: { testdir(f?: object): string }, text: string) {
+function load(t: Tap, text: string) {
   const dir = t.testdir({ 'xlurm.toml': text });
   return loadDaemonConfig(parseDaemonArgs([]), { file: path.join(dir, 'xlurm.toml'), named: true });
 }
 
-function problem(t: { testdir(f?: object): string }, text: string): string {
+function problem(t: Tap, text: string): string {
   try { load(t, text); } catch (e) { if (e instanceof ConfigFileError) return e.message; throw e; }
   return '';
 }

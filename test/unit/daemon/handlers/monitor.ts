@@ -12,7 +12,7 @@ t.test('devices, counts by state and reason, users', async (t) => {
   await tc.core.submit(alice, spec({ count: 1 }));
   await tc.core.submit({ uid: 1001, gid: 1001, name: 'bob' }, spec({ count: 1 }));
   await new Promise((r) => setImmediate(r));
-  const m = monitor(ctxOf(tc.core, bobCaller), {});
+  const m = monitor(ctxOf(tc.core, bobCaller));
   t.same(Object.keys(m), ['generated_at', 'version', 'uptime_s', 'mode', 'devices', 'counts', 'reservations', 'users']);
   t.equal(m.version, VERSION);
   t.equal(m.mode, 'greedy');

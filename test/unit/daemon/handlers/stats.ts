@@ -1,5 +1,6 @@
 // handlers/stats.ts (docs/behaviour.md §26.1): a user sees their own row, root every user and the host.
 import t from 'tap';
+import type { Tap } from '../../../helpers/tap';
 import { stats } from '../../../../packages/daemon/src/handlers/stats';
 import { alice, aliceCaller, bobCaller, ctxOf, makeCore, rootCaller, spec, startedBy } from '../../../helpers/core';
 
@@ -15,7 +16,6 @@ async function history(t: Tap) {
   await tc.store.durable();
   return tc;
 }
-type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
 
 t.test('root: every user and the host', async (t) => {
   const tc = await history(t);
