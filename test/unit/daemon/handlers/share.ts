@@ -5,11 +5,11 @@ import { alice, bobCaller, ctxOf, makeCore, spec, startedBy } from '../../../hel
 
 t.test('rows by rank, each {user, uid, usage, decayed, rank}', async (t) => {
   const tc = await makeCore(t, { devices: 1 });
-  t.same(share(ctxOf(tc.core, bobCaller), {}), [], 'nothing used yet');
+  t.same(share(ctxOf(tc.core, bobCaller)), [], 'nothing used yet');
   const j = await tc.core.submit(alice, spec({ count: 1 }));
   await startedBy(tc, j.id);
   tc.core.complete(j.id, { state: 'COMPLETED', exit_code: 0, finished_at: tc.core.current(j.id)!.started_at! + 60, error: null });
-  const rows = share(ctxOf(tc.core, bobCaller), {}) as Array<Record<string, unknown>>;
+  const rows = share(ctxOf(tc.core, bobCaller)) as Array<Record<string, unknown>>;
   t.same(rows.map((r) => Object.keys(r)), [['user', 'uid', 'usage', 'decayed', 'rank']]);
   t.match(rows[0], { user: 'alice', uid: 1000, rank: 1 });
   t.ok((rows[0]!.usage as number) >= 60);
