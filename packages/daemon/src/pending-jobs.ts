@@ -29,6 +29,7 @@ export function pendingJob(j: StoredJob): PendingJob {
     deviceIds: s.device_ids, excludeIds: s.exclude_ids, groupAffinity: s.group_affinity ?? undefined,
     uid: j.owner.uid, priority: j.priority ?? 0, nice: s.nice ?? 0, top: j.top ?? 0,
     arrayId: j.array?.id, throttle: j.array?.throttle ?? undefined,
+    share: s.share ?? undefined,
   };
 }
 
@@ -151,16 +152,17 @@ export class PendingJobs extends Map<number, StoredJob> {
    * a deferred start going back); the owners are merged by their heads,
    * with `usage` (owner name → decayed usage; absent: fair share off).
    */
-  ordered(usage?: UsageOf): IterableIterator<StoredJob> {
+  ordered(usage?: UsageOf): IterableIterator<StoredJob> & { skipOwner(): void } {
     return new OrderedWalk(this.owners.values(), usage);
   }
 
   /** `ordered`, as the scheduler sees the jobs (pendingJob), lazily. */
-  requests(usage?: UsageOf): IterableIterator<PendingJob> {
+  requests(usage?: UsageOf): IterableIterator<PendingJob> & { skipOwner(): void } {
     const walk = this.ordered(usage);
     const r = { done: false, value: undefined as unknown as PendingJob };
-    const it: IterableIterator<PendingJob> = {
+    const it: IterableIterator<PendingJob> & { skipOwner(): void } = {
       [Symbol.iterator]: () => it,
+      skipOwner: () => walk.skipOwner(),
       next: () => {
         const n = walk.next();
         if (n.done) return { done: true, value: undefined };
@@ -234,6 +236,8 @@ export class PendingJobs extends Map<number, StoredJob> {
 class Cursor {
   head: StoredJob | undefined;
   p = 0; n = 0; c = 0; id = 0;
+  /** Skipped for the rest of this walk (OrderedWalk.skipOwner). */
+  dead = false;
   private bi = -1;
   // The current bucket's jobs as an array (one native copy per bucket reached:
   // stepping a Map's iterator allocates a result per job).
@@ -281,10 +285,28 @@ class OrderedWalk implements IterableIterator<StoredJob> {
 
   [Symbol.iterator](): IterableIterator<StoredJob> { return this; }
 
+  /** The owner of the job yielded last: skipOwner() drops the rest of its queue from this walk. */
+  private last: Cursor | undefined;
+
+  /**
+   * Skip the rest of the last job's owner in this walk: the pass found the
+   * owner at a limit that none of their later jobs can pass either (running
+   * jobs, docs/behaviour.md §22.4). Their reasons still come from the pass's
+   * end state.
+   */
+  skipOwner(): void { if (this.last) this.last.dead = true; }
+
   next(): IteratorResult<StoredJob> {
     const h = this.heap;
+    while (h[0]?.dead) {
+      const last = h.pop()!;
+      if (h.length === 0) break;
+      h[0] = last;
+      this.down(0);
+    }
     const top = h[0];
     if (!top) return { done: true, value: undefined };
+    this.last = top;
     const r = this.result as { done: false; value: StoredJob };
     r.value = top.head!;
     if (!top.advance()) {

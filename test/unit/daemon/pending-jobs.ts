@@ -95,3 +95,16 @@ t.test('PendingJobs merges the owners\' queues by usage, and moves a job when it
   t.equal(p.countOf(2), 0, 'an owner with no jobs left is dropped');
   t.same(ids(), [2, 1, 5]);
 });
+
+t.test('a pass skips the rest of an owner at their running-jobs limit (docs/behaviour.md §22.4)', async (t) => {
+  const p = new PendingJobs();
+  for (let i = 1; i <= 6; i++) p.set(i, owned(i, i <= 4 ? 1 : 2, 1));
+  const walk = p.ordered(new Map([['u1', 0], ['u2', 5]]));
+  const seen: number[] = [];
+  for (let r = walk.next(); !r.done; r = walk.next()) {
+    seen.push(r.value.id);
+    if (r.value.id === 2) walk.skipOwner();
+  }
+  t.same(seen, [1, 2, 5, 6], 'u1\'s jobs 3 and 4 are not walked');
+  t.same([...p.ordered()].map((j) => j.id), [1, 2, 3, 4, 5, 6], 'the next walk sees every job again');
+});

@@ -59,6 +59,12 @@ export function admit(job: PendingJob, s: AdmitState): AdmitCode | null {
   return null;
 }
 
+/** Is the job's owner at their running-jobs limit (then none of their jobs may start in this pass)? */
+export function ownerAtJobLimit(job: PendingJob, s: AdmitState): boolean {
+  const l = s.userLimits && limitsOf(s.userLimits, job.owner ?? '', job.uid ?? -1);
+  return !!l && l.runningJobs > 0 && (s.byUser?.get(job.owner ?? '')?.jobs ?? 0) >= l.runningJobs;
+}
+
 /** The pass started `job`: count it. */
 export function admitted(job: PendingJob, s: AdmitState): void {
   s.running++;
