@@ -59,11 +59,14 @@ async function run(ctx) {
     for (let r = 0; r < ctx.reps; r++) {
       ctx.log(`cgroup submit→start, rep ${r + 1}`);
       const a = []; const c = []; const b = [];
-      for (let i = 0; i < n; i++) {
-        a.push(await submitToStart(withCg, {}));
-        b.push(await submitToStart(without, {}));
-        c.push(await submitToStart(withCg, { cpus: 1, mem: 256 * 2 ** 20 }));
-      }
+      // The order rotates: the first job with a cgroup after a spell without cgroup work pays
+      // the kernel's cold lock (an RCU grace period), so no variant always comes first.
+      const kinds = [
+        async () => a.push(await submitToStart(withCg, {})),
+        async () => b.push(await submitToStart(without, {})),
+        async () => c.push(await submitToStart(withCg, { cpus: 1, mem: 256 * 2 ** 20 })),
+      ];
+      for (let i = 0; i < n; i++) for (let k = 0; k < 3; k++) await kinds[(i + k) % 3]();
       plain.push(median(a) - median(b)); limited.push(median(c) - median(b)); none.push(median(b));
       per.push(inProcess(ctx.quick ? 50 : 200));
     }
