@@ -1,10 +1,14 @@
 /**
  * The PENDING jobs in submission order (the Map's own order), also kept in
- * the scheduling order (scheduler/order.ts: buckets by requested count, high
- * first, each in id order; `ordered()`), counting those that ask for no
- * device. A scheduling pass over a long queue can then stop as soon as no
- * device is free and no CPU-only job is left to consider, instead of walking
- * every pending job (10k of them: milliseconds per pass).
+ * the scheduling order (scheduler/order.ts): one queue per owner, in buckets
+ * of the within-owner key (priority, `xlurm top`, nice, count), each in id
+ * order; `ordered()` merges the owners' queues lazily by their heads, with
+ * the owners' fair-share usage of the moment, so a key that changes with
+ * usage needs no re-sort. It counts the jobs per requested count (CPU-only
+ * ones too) and per owner: a scheduling pass over a long queue can then stop
+ * as soon as no job left could fit, instead of walking every pending job
+ * (10k of them: milliseconds per pass), and Core refuses a submission over a
+ * user's pending_jobs limit without a scan.
  *
  * It also keeps each pending job's reason (docs/behaviour.md §20.4) without
  * work per job per pass: a pass hands over its reasonOf (explain), and a
