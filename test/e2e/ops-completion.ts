@@ -93,7 +93,7 @@ t.test('bash: the script loads cleanly and registers every program', async (t) =
 });
 
 t.test('bash: subcommands, options and option values', async (t) => {
-  t.same(sorted(complete(['xlurm', 'st'])), ['start', 'status', 'stop']);
+  t.same(sorted(complete(['xlurm', 'st'])), ['start', 'stats', 'status', 'stop']);
   const all = complete(['xlurm', '']);
   for (const c of ['start', 'daemon', 'stop', 'restart', 'clean', 'status', 'exclude', 'include', 'run', 'batch', 'queue', 'cancel', 'info', 'xrun', 'help']) {
     t.ok(all.includes(c), `xlurm <TAB> offers ${c}`);
@@ -106,7 +106,7 @@ t.test('bash: subcommands, options and option values', async (t) => {
   t.same(sorted(complete(['xlurm', 'start', '--backend', 'n'])), ['none', 'nv', 'nvidia']);
   t.same(sorted(complete(['xbatch', '--device', 'm'])), ['metax', 'mthreads', 'mtt', 'mx']);
   t.same(complete(['xbatch', '-g', '0', '--wr']), ['--wrap']);
-  t.same(sorted(complete(['xqueue', '--'])), ['--all', '--cancel', '--help', '--json', '--log', '--long', '--version']);
+  t.same(sorted(complete(['xqueue', '--'])), ['--all', '--cancel', '--follow', '--help', '--json', '--log', '--long', '--version', '--wait', '--watch']);
   // compgen -c lists a command once per PATH directory holding it
   t.same([...new Set(complete(['xrun', '-g', '0', 'xqueu']))], ['xqueue'], "xrun's COMMAND is a command name");
   t.same(complete(['xrun', '-g', '0', 'python', '--ti']), [], "after xrun's COMMAND its words are its own, not xrun's options");
@@ -164,9 +164,9 @@ t.test('zsh: the script parses, registers every program and completes', async (t
   t.equal(r.status, 0, r.stderr);
   t.equal(r.stderr, '');
   t.same(r.stdout.split('\n').filter(Boolean), PROGRAMS.map((p) => `${p}=_xlurm`));
-  t.same(zshComplete('xlurm st'), ['start', 'status', 'stop']);
+  t.same(zshComplete('xlurm st'), ['start', 'stats', 'status', 'stop']);
   t.same(zshComplete('xrun --ti'), ['--time-limit', '--timeout']);
   t.same(zshComplete('xrun --time-'), ['--time-limit']);
   t.same(zshComplete('xlurm start --backend n'), ['none', 'nv', 'nvidia']);
-  t.same(zshComplete('xqueue --'), ['--all', '--cancel', '--help', '--json', '--log', '--long', '--version']);
+  t.same(zshComplete('xqueue --'), ['--all', '--cancel', '--follow', '--help', '--json', '--log', '--long', '--version', '--wait', '--watch']);
 });
