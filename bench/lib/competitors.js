@@ -113,10 +113,20 @@ class Slurm {
   }
 }
 
+/** @param {string} bin */
+function isTaskSpooler(bin) {
+  const r = require('node:child_process').spawnSync(bin, ['-V'], { input: '', encoding: 'utf8', timeout: 2000 });
+  return /task.spooler/i.test(`${r.stdout ?? ''}${r.stderr ?? ''}`);
+}
+
 class Tsp {
   /** @returns {Tsp | { why: string }} */
   static detect() {
-    const bin = which('tsp') ?? which('ts');
+    // Debian names task-spooler `tsp` because moreutils owns `ts` (a
+    // timestamp filter that would sit reading stdin): accept `ts` only when
+    // it says it is task-spooler.
+    const ts = which('ts');
+    const bin = which('tsp') ?? (ts && isTaskSpooler(ts) ? ts : null);
     if (!bin) return { why: 'task-spooler not installed' };
     try { return new Tsp(bin); } catch (e) { return { why: `task-spooler does not start: ${(/** @type {Error} */ (e)).message}` }; }
   }
