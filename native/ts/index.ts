@@ -42,6 +42,9 @@ export interface ProbeRow {
   /** Utilisation in percent and memory in use in bytes, only where the library reports them (docs/behaviour.md §26.2). */
   utilization?: number;
   memory_used?: number;
+  /** Total and free device memory in bytes, where the library reports them (card sharing, docs/behaviour.md §25.2). */
+  memory_total?: number;
+  memory_free?: number;
   error: string | null;
 }
 

@@ -63,7 +63,7 @@ t.test('xbatch and xqueue', async (t) => {
     const json = JSON.parse((await d.run('xqueue', ['--json'])).stdout);
     t.ok(Array.isArray(json));
     const row = json.find((r: any) => r.id === running);
-    t.same(Object.keys(row), ['id', 'owner', 'name', 'state', 'count', 'kind', 'devices', 'submitted_at', 'started_at', 'finished_at', 'reason', 'cpus', 'mem', 'array', 'priority', 'nice']);
+    t.same(Object.keys(row), ['id', 'owner', 'name', 'state', 'count', 'kind', 'devices', 'submitted_at', 'started_at', 'finished_at', 'reason', 'cpus', 'mem', 'array', 'priority', 'nice', 'share']);
     t.equal(row.reason, null, 'a running job has no pending reason');
     t.notOk('spec' in row || 'command' in row || 'env' in row);
 
@@ -71,7 +71,7 @@ t.test('xbatch and xqueue', async (t) => {
     t.match(detail.stdout, new RegExp(`^Job ${done}: Completed\nName: tab\\\\tname\nUser: \\S+ \\(UID \\d+\\)\nDirectory: .*\nLog: xqueue ${done} --log\nDevices: -\nStarted at: \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\+0\nWait time: \\d\\d:\\d\\d:\\d\\d\nRun time: \\d\\d:\\d\\d:\\d\\d\nExit code: 0\n$`));
 
     const full = JSON.parse((await d.run('xqueue', [String(done), '--json'])).stdout);
-    t.same(Object.keys(full), ['id', 'owner', 'spec', 'state', 'devices', 'submitted_at', 'started_at', 'result', 'reason', 'queue_timeout', 'cpus', 'mem', 'array', 'attempt', 'dependency', 'begin_at', 'priority', 'nice']);
+    t.same(Object.keys(full), ['id', 'owner', 'spec', 'state', 'devices', 'submitted_at', 'started_at', 'result', 'reason', 'queue_timeout', 'cpus', 'mem', 'array', 'attempt', 'dependency', 'begin_at', 'priority', 'nice', 'share']);
     t.equal(full.reason, null);
     // A job that had a cgroup (a root daemon's, docs/behaviour.md §24.5) adds what it measured.
     const measured = process.geteuid?.() === 0 && /cgroup/.test(fs.readFileSync('/proc/self/mountinfo', 'utf8')) ? ['peak_memory', 'cpu_seconds'] : [];

@@ -88,6 +88,14 @@ export function buildFake(kind: FakeKind): string {
 }
 
 /**
+ * The fake sharing library (test/fixtures/fake-preload, docs/behaviour.md §25.3): a job whose
+ * LD_PRELOAD names it appends what it saw to $XLURM_FAKE_PRELOAD_RECORD. Returns its path.
+ */
+export function buildFakePreload(): string {
+  return compile(['fake-preload'], path.join(FIXTURES, 'build', 'fake-preload', 'libfake-share.so'), []);
+}
+
+/**
  * Compile the .c files of `dirs` (under test/fixtures/; the first is the
  * fake's own, the others are also on the include path) into the shared object
  * `out`, unless it is newer than every source and every file of `after`.

@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/wait';
 
 const DENIED = 'xlurm: permission denied: job belongs to daemon (UID 1)\n';
 // The core's keys and the later issues' (docs/behaviour.md §20.6), never a command, environment, script or directory.
-const SUMMARY_KEYS = ['array', 'count', 'cpus', 'devices', 'finished_at', 'id', 'kind', 'mem', 'name', 'nice', 'owner', 'priority', 'reason', 'started_at', 'state', 'submitted_at'];
+const SUMMARY_KEYS = ['array', 'count', 'cpus', 'devices', 'finished_at', 'id', 'kind', 'mem', 'name', 'nice', 'owner', 'priority', 'reason', 'share', 'started_at', 'state', 'submitted_at'];
 
 t.test('another user\'s jobs', { skip: MULTIUSER_SKIP }, async (t) => {
   const { nobody, daemon } = accounts();

@@ -23,6 +23,7 @@
 //   Shutdown  nothing: DCMI has no deinit (§2.1); the library stays loaded.
 #include "device.h"
 
+#include <cstddef>
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -83,6 +84,11 @@ using V2ProcsFn = int (*)(int dev_id, ProcMemInfo* rows, int* num);
 using TopoFn = int (*)(int card1, int dev1, int card2, int dev2, int* topo_type);
 using V2TopoFn = int (*)(int id1, int id2, int* topo_type);
 using PhyIdFn = int (*)(unsigned int logicid, unsigned int* phyid);  // dcmi_get_device_phyid_from_logicid
+// struct dcmi_hbm_info: memory_size and memory_usage in MB (32 B, memory_usage at offset 16).
+struct HbmInfo { unsigned long long memory_size; unsigned int freq; unsigned long long memory_usage; int temp; unsigned int bandwidth_util_rate; };
+static_assert(sizeof(HbmInfo) == 32 && offsetof(HbmInfo, memory_usage) == 16, "dcmi_hbm_info layout");
+using HbmFn = int (*)(int card_id, int device_id, HbmInfo* info);
+using V2HbmFn = int (*)(int dev_id, HbmInfo* info);
 
 // dcmi[v2]_get_topo_info_by_device_id's answers (docs/driver-apis.md §2.8) that put two chips in
 // one device group (docs/behaviour.md §21.5): HCCS 3, SIO 6 (the two dies of one package),
@@ -188,6 +194,8 @@ class Dcmi : public Vendor {
     topo_ = reinterpret_cast<TopoFn>(sym({"dcmi_get_topo_info_by_device_id"}));
     v2_topo_ = reinterpret_cast<V2TopoFn>(sym({"dcmiv2_get_topo_info_by_device_id"}));
     phyid_ = reinterpret_cast<PhyIdFn>(sym({"dcmi_get_device_phyid_from_logicid"}));
+    hbm_ = reinterpret_cast<HbmFn>(sym({"dcmi_get_device_hbm_info"}));
+    v2_hbm_ = reinterpret_cast<V2HbmFn>(sym({"dcmiv2_get_device_hbm_info"}));
     if (v2_init && v2_list_ && v2_health_ && v2_procs_) {
       Enter("dcmiv2_init");
       int rc = v2_init();
@@ -367,7 +375,13 @@ class Dcmi : public Vendor {
     if (rc != kOk) return Error("dcmi_get_device_health", rc);
     std::string err = DcmiHealth("dcmi_get_device_health", value, &r->health);
     if (!err.empty() || r->health == Health::kUnhealthy) return err;
-    return Processes("dcmi_get_device_resource_info", [&](ProcMemInfo* rows, int* n) { return procs_(at.card, at.chip, rows, n); }, r);
+    err = Processes("dcmi_get_device_resource_info", [&](ProcMemInfo* rows, int* n) { return procs_(at.card, at.chip, rows, n); }, r);
+    if (err.empty() && hbm_) {
+      HbmInfo m{};
+      Enter("dcmi_get_device_hbm_info");
+      if (hbm_(at.card, at.chip, &m) == kOk) Memory(m, r);
+    }
+    return err;
   }
 
   // ----- v2 --------------------------------------------------------------------------------
@@ -443,7 +457,13 @@ class Dcmi : public Vendor {
     if (rc != kOk) return Error("dcmiv2_get_device_health", rc);
     std::string err = DcmiHealth("dcmiv2_get_device_health", value, &r->health);
     if (!err.empty() || r->health == Health::kUnhealthy) return err;
-    return Processes("dcmiv2_get_device_proc_mem_info", [&](ProcMemInfo* rows, int* n) { return v2_procs_(dev, rows, n); }, r);
+    err = Processes("dcmiv2_get_device_proc_mem_info", [&](ProcMemInfo* rows, int* n) { return v2_procs_(dev, rows, n); }, r);
+    if (err.empty() && v2_hbm_) {
+      HbmInfo m{};
+      Enter("dcmiv2_get_device_hbm_info");
+      if (v2_hbm_(dev, &m) == kOk) Memory(m, r);
+    }
+    return err;
   }
 
   // ----- both ------------------------------------------------------------------------------
@@ -467,6 +487,15 @@ class Dcmi : public Vendor {
     return Error(call, rc);
   }
 
+  // Device memory for card sharing (docs/behaviour.md §25.2): optional, never the device's error;
+  // an absurd answer is not reported.
+  static void Memory(const HbmInfo& m, ProbeRow* r) {
+    if (m.memory_size == 0 || m.memory_usage > m.memory_size || m.memory_size > (1ULL << 30)) return;
+    r->memory_total = static_cast<int64_t>(m.memory_size << 20);
+    r->memory_used = static_cast<int64_t>(m.memory_usage << 20);
+    r->memory_free = r->memory_total - r->memory_used;
+  }
+
   bool v2_ = false;
   std::string v2_refusal_;
   std::map<uint32_t, Location> where_;
@@ -488,6 +517,8 @@ class Dcmi : public Vendor {
   TopoFn topo_ = nullptr;
   V2TopoFn v2_topo_ = nullptr;
   PhyIdFn phyid_ = nullptr;
+  HbmFn hbm_ = nullptr;
+  V2HbmFn v2_hbm_ = nullptr;
 };
 
 }  // namespace

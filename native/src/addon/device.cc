@@ -277,6 +277,8 @@ Napi::Object RowToJs(Napi::Env env, const ProbeRow& r) {
   // Only where the library reported them: rows of libraries without them keep their shape.
   if (r.utilization >= 0) o.Set("utilization", Napi::Number::New(env, static_cast<double>(r.utilization)));
   if (r.memory_used >= 0) o.Set("memory_used", Napi::Number::New(env, static_cast<double>(r.memory_used)));
+  if (r.memory_total >= 0) o.Set("memory_total", Napi::Number::New(env, static_cast<double>(r.memory_total)));
+  if (r.memory_free >= 0) o.Set("memory_free", Napi::Number::New(env, static_cast<double>(r.memory_free)));
   switch (r.health) {
     case dev::Health::kOk: o.Set("health", Napi::String::New(env, "ok")); break;
     case dev::Health::kUnhealthy: o.Set("health", Napi::String::New(env, "unhealthy")); break;

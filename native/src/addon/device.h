@@ -47,6 +47,10 @@ struct ProbeRow {
   // (0-100) and memory in use in bytes; -1: not reported. Never an error of the device.
   int64_t utilization = -1;
   int64_t memory_used = -1;
+  // Total and free device memory in bytes, with memory_used (card sharing packs slices by them:
+  // docs/behaviour.md §25.2); -1: not reported.
+  int64_t memory_total = -1;
+  int64_t memory_free = -1;
   std::string error;
 };
 

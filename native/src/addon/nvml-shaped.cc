@@ -241,7 +241,11 @@ class NvmlShaped : public Vendor {
     if (memory_) {
       MemoryInfo m{};
       Enter(api_.memory);
-      if (memory_(h, &m) == kSuccess && m.used <= m.total && m.total > 0) r->memory_used = static_cast<int64_t>(m.used);
+      if (memory_(h, &m) == kSuccess && m.used <= m.total && m.total > 0) {
+        r->memory_used = static_cast<int64_t>(m.used);
+        r->memory_total = static_cast<int64_t>(m.total);
+        r->memory_free = static_cast<int64_t>(m.free <= m.total ? m.free : m.total - m.used);
+      }
     }
   }
 

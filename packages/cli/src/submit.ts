@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 import type { Options } from 'yargs';
 import type { DeviceKind, Job, JobRequest, Submission } from '@xlurm/protocol';
-import { KIND_NAMES, checkRequest, durationError, durationSeconds, parseKind, sizeBytes, sizeError, timeLimitSeconds } from '@xlurm/protocol';
+import { KIND_NAMES, checkRequest, durationError, durationSeconds, parseKind, parseShare, sizeBytes, sizeError, timeLimitSeconds } from '@xlurm/protocol';
 import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
 import { CliError, UsageError, osErrorText } from './errors';
 import { WORKFLOW_OPTIONS, parseWorkflowFlags, workflowFields, type WorkflowFlags } from './workflow-flags';
@@ -22,6 +22,7 @@ export const SUBMIT_OPTIONS: Readonly<Record<string, Options>> = {
   notify: { type: 'string', describe: "Once the job has ended, run CMD with `bash -c` as you, in the job's directory (60 s at most; its output goes to the end of the job's log)" },
   ...WORKFLOW_OPTIONS,
   nice: { type: 'string', describe: "Wait behind jobs of lower nice: 0 to 10000 (yours can only go back, never ahead) [default: 0]" },
+  share: { type: 'string', describe: 'A slice of each device instead of the whole: MEM of device memory (a number with K, M, G or T; a bare number is MiB) and COMPUTE percent of its compute (1 to 100) [default COMPUTE: 100]; the host must enable sharing' },
 };
 
 /** The options as typed values (parse errors are usage errors, exit 2). */
@@ -45,6 +46,8 @@ export interface SubmitFlags {
   workflow?: WorkflowFlags;
   /** `--nice` (docs/behaviour.md §22.1); absent: 0. */
   nice?: number;
+  /** `--share MEM[,COMPUTE%]` (docs/behaviour.md §25.1); absent: whole devices. */
+  share?: { mem: number; compute: number };
 }
 
 export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
@@ -63,6 +66,7 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
   const mem = single(args.mem, '--mem <SIZE>');
   const notify = single(args.notify, '--notify <CMD>');
   const nice = single(args.nice, '--nice <NICE>');
+  const share = single(args.share, '--share <MEM[,COMPUTE%]>');
   const groupAffinity = args['group-affinity'] === true ? 'require' as const : args['ignore-group-affinity'] === true ? 'off' as const : undefined;
   let kind: DeviceKind | null = null;
   if (device !== undefined) {
@@ -84,7 +88,15 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
     ...(notify !== undefined ? { notify: present(notify, '--notify <CMD>') } : {}),
     ...workflowOf(args),
     ...(nice !== undefined ? { nice: parseNice(present(nice, '--nice <NICE>')) } : {}),
+    ...(share !== undefined ? { share: parseShareFlag(present(share, '--share <MEM[,COMPUTE%]>')) } : {}),
   };
+}
+
+/** `--share` (docs/behaviour.md §25.1): refused with the daemon's own words. */
+function parseShareFlag(text: string): { mem: number; compute: number } {
+  const s = parseShare(text);
+  if ('error' in s) throw new UsageError(s.error);
+  return s;
 }
 
 /** `--mem`: a size (docs/behaviour.md §20.1). */
@@ -134,6 +146,7 @@ export function validateSubmitFlags(f: SubmitFlags): number {
   const req: JobRequest = { count: f.gpus ?? f.deviceIds?.length ?? 1, kind: f.kind, timeLimit: f.timeLimit };
   if (f.deviceIds) req.deviceIds = f.deviceIds;
   if (f.excludeIds) req.excludeIds = f.excludeIds;
+  if (f.share) req.share = f.share;
   const bad = checkRequest(req);
   if (bad) throw new CliError(bad.message);
   return req.count;
@@ -172,6 +185,7 @@ export function buildSubmission(p: SubmissionParts): Submission {
   if (p.flags.notify !== undefined) s.notify = p.flags.notify;
   if (p.flags.workflow) Object.assign(s, workflowFields(p.flags.workflow));
   if (p.flags.nice) s.nice = p.flags.nice;
+  if (p.flags.share) s.share = p.flags.share;
   return s;
 }
 

@@ -32,6 +32,7 @@ import { changedAccountingKeys } from './accounting/settings';
 import { withResources } from './resources/requests';
 import { hostRoom, resourcesOf } from './resources/room';
 import { changedResourcesKeys } from './resources/settings';
+import { sharingKinds } from './sharing/settings';
 
 /**
  * Since when a pending job's queue wait counts (docs/behaviour.md §21.6,
@@ -148,7 +149,7 @@ export class Core {
       if (j.state === 'PENDING') { this.pending.set(j.id, j); pendingJobs.push(j); }
       else {
         this.running.set(j.id, j);
-        this.deviceManager.allocate(j.id, j.devices);
+        this.deviceManager.allocate(j.id, j.devices, j.spec.share);
         runningIds.push(j.id);
       }
     }
@@ -475,6 +476,7 @@ export class Core {
       inventory: this.devices.inventory, free, blocked: full ? undefined : this.deviceBlocks(free), topology: this.topology(),
       waits: this.flow.waits,
       ...(full ? {} : { host: hostRoom(resourcesOf(this.config), this.running.values()) }),
+      ...(full ? {} : this.sliceInput()),
       ...this.policyInputs(full),
     });
     // A pass that walked nothing (every slot taken) keeps the reservations of
@@ -505,7 +507,7 @@ export class Core {
       j.state = 'RUNNING';
       j.devices = d.devices;
       this.running.set(j.id, j);
-      this.deviceManager.allocate(j.id, d.devices);
+      this.deviceManager.allocate(j.id, d.devices, j.spec.share);
       started.push(j);
     }
     // Its gate goes; `after` dependents and singletons of its name look again.
@@ -535,6 +537,12 @@ export class Core {
       for (const p of ahead.values()) if (p) this.runner.discard(p);
       for (const j of started) if (this.running.get(j.id) === j) this.deferStart(j.id, `cannot sync the job database: ${(e as Error).message}`);
     });
+  }
+
+  /** Card sharing's input to a pass (docs/behaviour.md §25.2): the cards that may take slices, when sharing is on. */
+  private sliceInput(): Partial<SchedulerInput> {
+    const kinds = sharingKinds(this.config.sharing);
+    return kinds.size ? { slices: this.deviceManager.sliceCards(kinds) } : {};
   }
 
   /** Pending jobs as the scheduler sees them, in its order (scheduler/order.ts; lazily: it may stop early). */
@@ -646,6 +654,7 @@ export class Core {
         const owner = this.running.get(v.job)?.owner.name;
         b = owner === undefined ? { state: 'held', job: v.job } : { state: 'held', job: v.job, owner };
       } else if (v.status === 'disabled') b = { state: 'excluded' };
+      else if (v.status === 'shared') b = { state: 'shared', jobs: (v.slices ?? []).map((x) => x.job) };
       else if (v.status === 'busy') {
         const pids = this.deviceManager.busyPids(v.device);
         b = pids ? { state: 'busy', pids } : { state: 'busy' };
@@ -678,7 +687,7 @@ export class Core {
       return;
     }
     this.running.delete(id);
-    this.deviceManager.release(j.devices);
+    this.deviceManager.release(j.devices, j.id);
     j.state = 'PENDING';
     j.devices = [];
     j.started_at = null;
@@ -737,7 +746,7 @@ export class Core {
     this.guardStops.delete(id);
     j.state = o.state;
     j.result = o;
-    this.deviceManager.release(j.devices);
+    this.deviceManager.release(j.devices, j.id);
     this.scheduleSoon();
     this.endedWith(j, doomed);
     // Followers learn the result once it is on disk (a failed sync is logged
@@ -1011,7 +1020,7 @@ export class Core {
     const err = prepareRetry(this.home, j.id, retryLine(k, n, o.exit_code));
     if (err) this.log(`job ${j.id}: before its retry: ${err.message}`);
     this.running.delete(j.id);
-    this.deviceManager.release(j.devices);
+    this.deviceManager.release(j.devices, j.id);
     j.state = 'PENDING';
     j.devices = [];
     j.started_at = null;

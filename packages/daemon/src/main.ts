@@ -18,6 +18,7 @@ import { registerBackends } from './devices/register';
 import { logLine } from './log';
 import { Runner } from './runner/runner';
 import { JobLimits } from './resources/job-limits';
+import { JobShares } from './sharing/job-share';
 import { resourcesOf } from './resources/room';
 import { startHostProtection } from './resources/protection';
 import { CLEANUP_INTERVAL_MS, runCleanup } from './retention';
@@ -99,7 +100,7 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
   const runner = new Runner(home, stepdPath(), euid === 0, {
     finished: (id, o) => core.complete(id, o),
     deferred: (id, reason) => core.deferStart(id, reason),
-  }, logLine, () => core.now(), limits);
+  }, logLine, () => core.now(), limits, new JobShares(home, () => core.cfg.sharing, euid, logLine));
   undo.push(() => runner.stop());
   core = new Core(home, cfg, store, devices, runner, euid, logLine);
   // Device isolation (the cgroup layer's hook, set before any job starts) and the low-memory

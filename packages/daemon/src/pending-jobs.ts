@@ -33,6 +33,7 @@ export function pendingJob(j: StoredJob): PendingJob {
     deviceIds: s.device_ids, excludeIds: s.exclude_ids, groupAffinity: s.group_affinity ?? undefined,
     uid: j.owner.uid, priority: j.priority ?? 0, nice: s.nice ?? 0, top: j.top ?? 0,
     arrayId: j.array?.id, throttle: j.array?.throttle ?? undefined,
+    share: s.share ?? undefined,
   };
 }
 

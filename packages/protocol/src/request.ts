@@ -7,6 +7,7 @@
  * Types only from the schemas: the CLI loads this module on every start.
  */
 import type { DeviceKind, Submission } from './schemas';
+import { sizeBytes, sizeError } from './size';
 
 export interface JobRequest {
   /** Devices; 0 = a CPU-only job. */
@@ -28,6 +29,8 @@ export interface JobRequest {
   cpus?: number;
   /** `--mem`: host memory in bytes; absent or 0: none asked. */
   mem?: number;
+  /** `--share`: a slice of each device, memory in bytes and compute in percent; absent: whole devices (docs/behaviour.md §25.1). */
+  share?: { mem: number; compute: number };
 }
 
 /** The request of a submission as sent (`device_ids`/`exclude_ids` only when present). */
@@ -38,7 +41,24 @@ export function requestOf(s: Submission): JobRequest {
   if (s.group_affinity) r.groupAffinity = s.group_affinity;
   if (s.cpus) r.cpus = s.cpus;
   if (s.mem) r.mem = s.mem;
+  if (s.share) r.share = s.share;
   return r;
+}
+
+/**
+ * `--share MEM[,COMPUTE[%]]` (docs/behaviour.md §25.1): memory a size (a bare
+ * number is MiB), compute 1–100 with or without `%` (default 100). The share,
+ * or the message that refuses it.
+ */
+export function parseShare(text: string): { mem: number; compute: number } | { error: string } {
+  const comma = text.indexOf(',');
+  const memText = comma < 0 ? text : text.slice(0, comma);
+  const mem = sizeBytes(memText.trim());
+  if (mem === null || mem === 0) return { error: sizeError(memText) };
+  if (comma < 0) return { mem, compute: 100 };
+  const c = text.slice(comma + 1).trim().replace(/%$/, '');
+  if (!/^[0-9]+$/.test(c) || Number(c) < 1 || Number(c) > 100) return { error: 'share compute must be between 1 and 100' };
+  return { mem, compute: Number(c) };
 }
 
 /** A request refused before it reaches the queue: the daemon's error code and the message both sides print. */
@@ -57,6 +77,11 @@ export function checkRequest(r: JobRequest): RequestError | null {
   if (r.deviceIds) {
     if (new Set(r.deviceIds).size !== r.deviceIds.length) return invalid('device IDs must not contain duplicates');
     if (r.count !== r.deviceIds.length) return invalid('-g count must match the number of -i device IDs');
+  }
+  if (r.share) {
+    // A slice is of a device: a CPU-only job has nothing to share (docs/behaviour.md §25.1).
+    if (r.count === 0) return invalid('--share needs at least one device (-g N or -i)');
+    if (!Number.isInteger(r.share.compute) || r.share.compute < 1 || r.share.compute > 100) return invalid('share compute must be between 1 and 100');
   }
   return null;
 }

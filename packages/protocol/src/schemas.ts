@@ -52,6 +52,13 @@ export const Owner = Type.Object({
 export type Owner = Static<typeof Owner>;
 
 /** What a client submits. It has no owner field: identity comes from SO_PEERCRED only. */
+/** A slice of each device (--share, docs/behaviour.md §25.1). */
+export const Share = Type.Object({
+  mem: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'device memory per device, in bytes' }),
+  compute: Type.Integer({ minimum: 1, maximum: 100, description: 'percent of each device\'s compute' }),
+}, { additionalProperties: false });
+export type Share = Static<typeof Share>;
+
 export const Submission = Type.Object({
   command: Type.Array(Type.String(), { maxItems: 65536, description: 'argv; empty for batch scripts' }),
   cwd: Type.String({ minLength: 1, description: 'absolute working directory' }),
@@ -92,6 +99,8 @@ export const Submission = Type.Object({
   retry: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: '--retry: how many times a FAILED run goes back to the queue; omitted: 0' })),
   // Fairness (docs/behaviour.md §22.1).
   nice: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: '--nice: 0..10000, higher waits behind the same user\'s and others\' jobs of equal priority; omitted: 0' })),
+  // Card sharing (docs/behaviour.md §25.1).
+  share: Type.Optional(Type.Union([Share, Type.Null()], { description: '--share MEM[,COMPUTE%]: a slice of each of its devices; null or omitted: whole devices' })),
 }, { additionalProperties: false });
 export type Submission = Static<typeof Submission>;
 
@@ -151,6 +160,7 @@ export const Job = Type.Object({
   // Fairness (docs/behaviour.md §22.1).
   priority: Type.Optional(Type.Integer({ description: 'xlurm priority (root): -1000..1000, high first; 0 by default. Always sent by this daemon' })),
   nice: Type.Optional(Type.Integer({ description: '--nice: 0..10000, low first; 0 by default. Always sent by this daemon' })),
+  share: Type.Optional(Type.Union([Share, Type.Null()], { description: 'the slice of each device it asked for (--share, docs/behaviour.md §25.1); null: whole devices. Always sent by this daemon' })),
 }, { additionalProperties: false });
 export type Job = Static<typeof Job>;
 
@@ -173,6 +183,7 @@ export const JobSummary = Type.Object({
   array: Type.Optional(Nullable(ArrayRef)),
   priority: Type.Optional(Type.Integer({ description: 'as in Job. Always sent by this daemon' })),
   nice: Type.Optional(Type.Integer({ description: 'as in Job. Always sent by this daemon' })),
+  share: Type.Optional(Type.Union([Share, Type.Null()], { description: 'as in Job. Always sent by this daemon' })),
 }, { additionalProperties: false });
 export type JobSummary = Static<typeof JobSummary>;
 
@@ -190,7 +201,8 @@ export const DeviceStatus = Type.Union([
   Type.Literal('idle'), Type.Literal('busy'), Type.Literal('unknown'), Type.Literal('unhealthy'),
   Type.Literal('allocated'), Type.Literal('disabled'),
   Type.Literal('reserved'),
-], { description: 'reserved: idle, and kept for the pending job reserved_for (scheduler mode reserve)' });
+  Type.Literal('shared'),
+], { description: 'reserved: idle, and kept for the pending job reserved_for (scheduler mode reserve); shared: running slices of jobs that asked for --share (slices)' });
 export type DeviceStatus = Static<typeof DeviceStatus>;
 
 export const DeviceView = Type.Object({
@@ -200,6 +212,11 @@ export const DeviceView = Type.Object({
   monitoring_error: Type.Optional(Type.String({ description: 'failed query and driver error, for unknown devices' })),
   reserved_for: Type.Optional(Type.Integer({ minimum: 1, description: 'the pending job this device is reserved for (scheduler mode reserve); absent when none. A reserved device that a running job still holds stays allocated, with that job' })),
   nodes: Type.Array(Type.String(), { description: "the device's own node files from discovery (e.g. /dev/nvidia3), denied to jobs not given the device (docs/behaviour.md §24.8); empty when the library names none" }),
+  slices: Type.Optional(Type.Array(Type.Object({
+    job: JobId,
+    mem: Type.Integer({ description: 'device memory of the slice, bytes' }),
+    compute: Type.Integer({ description: 'percent of compute' }),
+  }, { additionalProperties: false }), { description: 'status shared: the running slices on it (docs/behaviour.md §25.2); absent otherwise' })),
 }, { additionalProperties: false });
 export type DeviceView = Static<typeof DeviceView>;
 

@@ -94,7 +94,7 @@ t.test('the submit reply must be a job with an id', async (t) => {
 });
 
 t.test('the options xrun and xbatch share', async (t) => {
-  t.same(Object.keys(SUBMIT_OPTIONS), ['gpus', 'device-ids', 'exclude-device-ids', 'device', 'name', 'time-limit', 'timeout', 'group-affinity', 'ignore-group-affinity', 'cpus', 'mem', 'notify', 'dependency', 'begin', 'retry', 'nice']);
+  t.same(Object.keys(SUBMIT_OPTIONS), ['gpus', 'device-ids', 'exclude-device-ids', 'device', 'name', 'time-limit', 'timeout', 'group-affinity', 'ignore-group-affinity', 'cpus', 'mem', 'notify', 'dependency', 'begin', 'retry', 'nice', 'share']);
   t.same([SUBMIT_OPTIONS.gpus!.alias, SUBMIT_OPTIONS['device-ids']!.alias, SUBMIT_OPTIONS['exclude-device-ids']!.alias, SUBMIT_OPTIONS.name!.alias, SUBMIT_OPTIONS['time-limit']!.alias],
     [['g', 'devices'], 'i', 'x', 'n', 't']);
 });

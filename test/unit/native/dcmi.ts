@@ -64,10 +64,16 @@ if (!built) {
       { id: 3, uuid: '3', processes: [], health: 'ok', error: null },
       { id: 0, uuid: '0', processes: [], health: 'ok', error: null },
     ]));
+    // Then the chip's memory, for card sharing (docs/behaviour.md §25.2); never the device's error.
     t.same(probe, [
-      'dcmiv2_get_slot_id_and_chip_id_by_dev_id', 'dcmiv2_get_device_health', 'dcmiv2_get_device_proc_mem_info',
-      'dcmiv2_get_slot_id_and_chip_id_by_dev_id', 'dcmiv2_get_device_health', 'dcmiv2_get_device_proc_mem_info',
+      'dcmiv2_get_slot_id_and_chip_id_by_dev_id', 'dcmiv2_get_device_health', 'dcmiv2_get_device_proc_mem_info', 'dcmiv2_get_device_hbm_info',
+      'dcmiv2_get_slot_id_and_chip_id_by_dev_id', 'dcmiv2_get_device_health', 'dcmiv2_get_device_proc_mem_info', 'dcmiv2_get_device_hbm_info',
     ]);
+    fake.write([...CHIPS, 'hbm 3 65536 1024']);
+    t.same(await native.deviceProbe(h, [3, 0], 2000), [
+      { id: 3, uuid: '3', processes: [], health: 'ok', error: null, memory_used: 1024 * 2 ** 20, memory_total: 65536 * 2 ** 20, memory_free: 64512 * 2 ** 20 },
+      { id: 0, uuid: '0', processes: [], health: 'ok', error: null },
+    ], 'HBM total and usage in bytes where the chip answers');
     t.same((await native.deviceProbe(h, [2], 2000))[0]!.error, 'logical id 2 was not discovered');
   });
 
@@ -85,7 +91,7 @@ if (!built) {
     const probe = await callsOf(async () => t.same(await native.deviceProbe(h, [1], 2000), [
       { id: 1, uuid: '1', processes: [], health: 'ok', error: null },
     ]));
-    t.same(probe, ['dcmi_get_device_logic_id', 'dcmi_get_device_health', 'dcmi_get_device_resource_info']);
+    t.same(probe, ['dcmi_get_device_logic_id', 'dcmi_get_device_health', 'dcmi_get_device_resource_info', 'dcmi_get_device_hbm_info']);
   });
 
   t.test('a library without the v2 symbols: the classic API', async (t) => {

@@ -1,6 +1,6 @@
 /** xinfo table (docs/behaviour.md §4.4): fixed widths 12/11/6, longer values are not truncated. */
 import type { DeviceView, PoolView } from '@xlurm/protocol';
-import { KIND_LABEL } from '@xlurm/protocol';
+import { KIND_LABEL, formatSize } from '@xlurm/protocol';
 import { padRight, renderTable } from './table';
 import { formatLocal } from './time';
 
@@ -17,9 +17,11 @@ export function infoTable(views: readonly DeviceView[]): string {
     const dev = `${(KIND_LABEL as Record<string, string>)[v.device.kind] ?? v.device.kind}:${v.device.id}`;
     // A reserved idle device shows the job it is kept for (docs/behaviour.md §21.3).
     const id = v.job ?? (v.status === 'reserved' ? v.reserved_for : undefined);
-    const job = id === null || id === undefined ? '-' : String(id);
+    // A shared device shows its slices' jobs, and under it each slice (docs/behaviour.md §25.2).
+    const job = v.slices?.length ? v.slices.map((s) => s.job).join(',') : id === null || id === undefined ? '-' : String(id);
     out += `${padRight(dev, 12)} ${padRight(v.status, 11)} ${padRight(job, 6)} ${v.device.name}\n`;
     if (v.status === 'unknown' && v.monitoring_error) out += `${' '.repeat(13)}error: ${v.monitoring_error}\n`;
+    if (v.slices?.length) out += `${' '.repeat(13)}slices: ${v.slices.map((s) => `job ${s.job} ${formatSize(s.mem)} ${s.compute}%`).join(', ')}\n`;
   }
   return out;
 }

@@ -12,6 +12,7 @@ import { ConfigFileError, DEFAULT_CONFIG_PATH, readConfigFile } from './load';
 import { kindOfLabel, parseGroups, type DeclaredGroups } from './groups';
 import { accountingSettings, type AccountingSettings } from '../accounting/settings';
 import { resourcesSettings, type ResourcesSettings } from '../resources/settings';
+import { sharingSettings, type SharingSettings } from '../sharing/settings';
 
 export interface DaemonSettings {
   backend: string;
@@ -41,6 +42,8 @@ export interface DaemonSettings {
   accounting?: AccountingSettings;
   /** `[resources]` (docs/behaviour.md §24); absent: its defaults (resources/settings.ts). */
   resources?: ResourcesSettings;
+  /** `[sharing]` (docs/behaviour.md §25); absent: sharing off. */
+  sharing?: SharingSettings;
 }
 
 /** Where the settings came from: what a reload reads again and re-applies. */
@@ -133,6 +136,7 @@ export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named:
     if ('problem' in res) throw new ConfigFileError([{ file: loaded.file, line: loaded.lines.get(res.key), key: res.key, problem: res.problem }]);
     s.resources = res;
   }
+  if (loaded.settings.sharing !== undefined) s.sharing = sharingSettings(loaded.settings.sharing);
   const f = args.flags;
   if (f.backend !== undefined) s.backend = f.backend;
   if (f.maxRunning !== undefined) s.maxRunning = f.maxRunning;

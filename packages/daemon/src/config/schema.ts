@@ -128,6 +128,20 @@ export const ResourcesSection = Type.Object({
   pids_max: Type.Optional(Type.Integer({ minimum: 0, maximum: U32_MAX, description: "each job's cgroup pids.max; 0 (default): not set" })),
 }, { additionalProperties: false });
 
+/** One vendor's sharing library (docs/behaviour.md §25, §20.7). */
+const SharingVendor = (what: string) => Type.Object({
+  library: Type.Optional(Type.String({ maxLength: 4096, pattern: '^/', description: `absolute path of ${what}, appended to the job's LD_PRELOAD; sharing is available for the vendor only when set` })),
+  shared_region_dir: Type.Optional(Type.String({ maxLength: 4096, pattern: '^/', description: "directory of the per-card shared regions, made root-owned with mode 1733; default <state directory>/hami" })),
+  policy: Type.Optional(Type.String({ maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'the scheduling policy handed to the library (Ascend NPU_SCHED_POLICY); default "spatial"' })),
+}, { additionalProperties: false });
+
+/** Card sharing (docs/behaviour.md §25). */
+export const SharingSection = Type.Object({
+  enabled: Type.Optional(Type.Boolean({ description: 'accept --share (slices of a card); default false' })),
+  ascend: Type.Optional(SharingVendor('HAMi-vnpu-core (libvnpu.so)')),
+  nvidia: Type.Optional(SharingVendor('HAMi-core (libvgpu.so)')),
+}, { additionalProperties: false });
+
 /**
  * Client mode (docs/behaviour.md §27.1): read by the clients themselves (packages/cli's
  * engine/cluster.ts, a small reader of just this table); the daemon ignores it. Kept
@@ -151,6 +165,7 @@ export const ConfigSchema = Type.Object({
   scheduler: Type.Optional(SchedulerSection),
   accounting: Type.Optional(AccountingSection),
   resources: Type.Optional(ResourcesSection),
+  sharing: Type.Optional(SharingSection),
   cluster: Type.Optional(ClusterSection),
 }, { additionalProperties: false });
 

@@ -21,7 +21,11 @@ export interface ProbeResult {
 }
 
 /** Utilisation (0–1) and memory in use (bytes) as a device's latest probe read them, where the library reports them (docs/behaviour.md §26.2). */
-export interface DeviceReading { utilization?: number | undefined; memoryUsed?: number | undefined }
+export interface DeviceReading {
+  utilization?: number | undefined; memoryUsed?: number | undefined;
+  /** Total and free device memory in bytes, for packing slices (docs/behaviour.md §25.2). */
+  memoryTotal?: number | undefined; memoryFree?: number | undefined;
+}
 
 /** How many PIDs of a busy device are kept: enough to find the culprit, short enough for a one-line reason. */
 export const MAX_BUSY_PIDS = 4;

@@ -6,7 +6,11 @@
 import type { Device, DeviceKind, DeviceView } from '@xlurm/protocol';
 import { KIND_LABEL } from '@xlurm/protocol';
 import { deviceKey } from '../scheduler/place';
+import type { CardRoom } from '../scheduler/sharing';
 import type { Backend, DeviceReading, ProbeResult } from './backend';
+
+/** A running slice of a card (docs/behaviour.md §25.2). */
+export interface Slice { job: number; mem: number; compute: number }
 
 export const POLL_INTERVAL_MS = 2000;
 
@@ -25,6 +29,8 @@ export class DeviceManager {
   readonly inventory: Device[];
   private readonly status = new Map<string, ProbeResult>();
   private readonly allocated = new Map<string, number>();
+  /** Sliced devices: key → their running slices, in start order (docs/behaviour.md §25.2). */
+  private readonly slices = new Map<string, Slice[]>();
   readonly excluded = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
   private probing = new Set<Backend>();
@@ -72,22 +78,39 @@ export class DeviceManager {
     const free = new Set<string>();
     for (const d of this.inventory) {
       const k = deviceKey(d);
-      if (this.status.get(k)?.status === 'idle' && !this.excluded.has(d.id) && !this.allocated.has(k) && !this.stale.has(k)) free.add(k);
+      if (this.status.get(k)?.status === 'idle' && !this.excluded.has(d.id) && !this.allocated.has(k) && !this.slices.has(k) && !this.stale.has(k)) free.add(k);
     }
     return free;
   }
 
-  allocate(jobId: number, devices: readonly Device[]): void {
-    for (const d of devices) this.allocated.set(deviceKey(d), jobId);
+  /** A job's devices; with `share`, a slice of each (docs/behaviour.md §25.2). */
+  allocate(jobId: number, devices: readonly Device[], share?: { mem: number; compute: number } | null): void {
+    for (const d of devices) {
+      const k = deviceKey(d);
+      if (!share) { this.allocated.set(k, jobId); continue; }
+      const list = this.slices.get(k) ?? [];
+      if (!list.some((s) => s.job === jobId)) list.push({ job: jobId, mem: share.mem, compute: share.compute });
+      this.slices.set(k, list);
+    }
   }
 
-  /** A job's devices are released: re-probe them at once (no waiting for the poll). */
-  release(devices: readonly Device[]): void {
+  /**
+   * A job's devices are released: re-probe them at once (no waiting for the
+   * poll). A card still sliced by other jobs stays theirs; the last slice's
+   * end releases it like a whole device.
+   */
+  release(devices: readonly Device[], jobId?: number): void {
     if (devices.length === 0) return;
     const touched = new Set<Backend>();
     for (const d of devices) {
       const k = deviceKey(d);
-      this.allocated.delete(k);
+      const sliced = this.slices.get(k);
+      if (sliced && jobId !== undefined && sliced.some((s) => s.job === jobId)) {
+        const left = sliced.filter((s) => s.job !== jobId);
+        if (left.length) { this.slices.set(k, left); continue; }
+        this.slices.delete(k);
+      }
+      if (this.allocated.get(k) === jobId || jobId === undefined) this.allocated.delete(k);
       const b = this.backends.find((x) => x.kind === d.kind);
       if (!b) continue;
       // Until a probe started from now on answers, the device is not known to be idle.
@@ -172,16 +195,52 @@ export class DeviceManager {
     return this.backends.find((b) => b.kind === d.kind)?.nodes?.get(d.id) ?? [];
   }
 
+  /** The running slices of a device; empty when it has none. */
+  slicesOf(d: Device): readonly Slice[] { return this.slices.get(deviceKey(d)) ?? []; }
+
+  /**
+   * The cards of `kinds` that may take slices now, with their room
+   * (docs/behaviour.md §25.2): not excluded, held by no whole-device job,
+   * probed idle or busy (processes of their own slices, or others' whose
+   * memory the library's free figure already counts), with total and free
+   * memory reported. `unknown` and `unhealthy` cards take none (fail closed).
+   */
+  sliceCards(kinds: ReadonlySet<DeviceKind>): Map<string, CardRoom> {
+    const out = new Map<string, CardRoom>();
+    if (kinds.size === 0) return out;
+    const readings = new Map<string, DeviceReading>();
+    for (const b of this.backends) {
+      if (!kinds.has(b.kind)) continue;
+      for (const [id, r] of b.readings?.() ?? []) readings.set(`${b.kind}:${id}`, r);
+    }
+    for (const d of this.inventory) {
+      if (!kinds.has(d.kind) || this.excluded.has(d.id)) continue;
+      const k = deviceKey(d);
+      const st = this.status.get(k)?.status;
+      if (this.allocated.has(k) || (st !== 'idle' && st !== 'busy')) continue;
+      const r = readings.get(k);
+      if (r?.memoryTotal === undefined || r.memoryFree === undefined) continue;
+      const list = this.slices.get(k) ?? [];
+      let sliced = 0, compute = 0;
+      for (const s of list) { sliced += s.mem; compute += s.compute; }
+      out.set(k, { total: r.memoryTotal, free: r.memoryFree, sliced, compute, slices: list.length });
+    }
+    return out;
+  }
+
   views(): DeviceView[] {
     return this.inventory.map((d) => {
       const k = deviceKey(d);
       const job = this.allocated.get(k) ?? null;
       const probe = this.status.get(k);
+      const sliced = this.slices.get(k);
       let status: DeviceView['status'];
       if (this.excluded.has(d.id)) status = 'disabled';
       else if (job !== null) status = 'allocated';
+      else if (sliced) status = 'shared';
       else status = probe?.status ?? 'unknown';
       const v: DeviceView = { device: d, job, status, nodes: [...this.nodesOf(d)] };
+      if (sliced) v.slices = sliced.map((s) => ({ job: s.job, mem: s.mem, compute: s.compute }));
       if (probe?.status === 'unknown') v.monitoring_error = probe.error ?? 'no probe result yet';
       return v;
     });

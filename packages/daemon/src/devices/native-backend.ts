@@ -137,6 +137,7 @@ export class NativeBackend implements Backend {
     const r: DeviceReading = {};
     if (typeof row?.utilization === 'number') r.utilization = row.utilization / 100;
     if (typeof row?.memory_used === 'number') r.memoryUsed = row.memory_used;
+    if (typeof row?.memory_total === 'number' && typeof row.memory_free === 'number') { r.memoryTotal = row.memory_total; r.memoryFree = row.memory_free; }
     if (r.utilization === undefined && r.memoryUsed === undefined) this.latest.delete(id); else this.latest.set(id, r);
   }
 

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { Submission } from '@xlurm/protocol';
 import { XlurmError, arraySubmissions, checkRequest, expandArray, requestOf } from '@xlurm/protocol';
 import { checkPlaceable } from '../scheduler/place';
+import { checkShare } from '../sharing/check';
 import { accountFor } from '../accounts';
 import { checkWorkflow } from '../workflow';
 import type { Handler } from './types';
@@ -55,9 +56,13 @@ export const submit = (({ core, caller }, spec) => {
     ...(spec.retry ? { retry: spec.retry } : {}),
     // Fairness (docs/behaviour.md §22.1).
     ...(spec.nice ? { nice: spec.nice } : {}),
+    // Card sharing (docs/behaviour.md §25.1).
+    ...(spec.share ? { share: spec.share } : {}),
   };
   const unplaceable = checkPlaceable(request, core.devices.inventory, (d) => core.devices.isEnabled(d), core.topology());
   if (unplaceable) throw new XlurmError(unplaceable.code, unplaceable.message);
+  const unshared = checkShare(request, core.cfg.sharing, core.devices.inventory);
+  if (unshared) throw new XlurmError(unshared.code, unshared.message);
   if (spec.notify?.includes('\0')) invalid('notify command must not contain NUL bytes');
   const flow = checkWorkflow(spec, (id) => core.current(id) !== undefined);
   if (flow) invalid(flow);

@@ -8,6 +8,7 @@
 import type { Outcome } from '@xlurm/protocol';
 import type { StoredJob } from '../store/store';
 import { ENFORCE_PREFIX, EnforceError, type JobLimits } from '../resources/job-limits';
+import type { JobShares } from '../sharing/job-share';
 import { JobFiles } from './job-files';
 import { Liveness } from './liveness';
 import { Notifier } from './notify';
@@ -41,15 +42,18 @@ export class Runner {
     private readonly now: () => number,
     /** Each job's cgroup (docs/behaviour.md §24.3); absent: jobs run without (unit tests). */
     private readonly limits?: JobLimits,
+    /** Slices' files and variables (docs/behaviour.md §25.3); absent: no job has a slice (unit tests). */
+    private readonly shares?: JobShares,
   ) {
     this.files = new JobFiles(home);
     // A job's cgroup is measured, emptied and removed before its end is reported, so its
     // devices are released only once nothing of it is left (docs/behaviour.md §24.6).
-    const finished = (id: number, o: Outcome) => events.finished(id, limits ? limits.finish(id, o) : o);
+    // Its slice's private files go with it (docs/behaviour.md §25.3).
+    const finished = (id: number, o: Outcome) => { shares?.remove(id); events.finished(id, limits ? limits.finish(id, o) : o); };
     this.liveness = new Liveness(this.files, { ...events, finished }, log, now);
     this.notifier = new Notifier(stepd, switchUser, this.files, log);
     this.supervisors = new Supervisors(stepd, switchUser, this.files, {
-      deferred: (id, reason) => { limits?.discard(id); events.deferred(id, reason); },
+      deferred: (id, reason) => { limits?.discard(id); shares?.remove(id); events.deferred(id, reason); },
       failed: (id, error) => finished(id, { state: 'FAILED', exit_code: 1, finished_at: now(), error }),
       exited: (id) => this.liveness.reaped(id),
       untracked: (id) => this.liveness.adopt([id]),
@@ -76,12 +80,23 @@ export class Runner {
 
   /** A job's descriptors made ready ahead of its start (see Supervisors.prepare); undefined: reported as not started. */
   prepare(job: StoredJob): Prepared | undefined {
+    let shared: Record<string, string> | null = null;
+    try {
+      shared = this.shares?.setup(job) ?? null;
+    } catch (e) {
+      // Fail closed: a slice the library cannot be given safely is not run as a whole card either.
+      this.shares?.remove(job.id);
+      this.events.finished(job.id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: `cannot prepare the job's device share: ${(e as Error).message}` });
+      return undefined;
+    }
+    if (shared) job = { ...job, spec: { ...job.spec, env: { ...job.spec.env, ...shared } } };
     let cgroup;
     try {
       cgroup = this.limits?.setup(job) ?? undefined;
     } catch (e) {
       if (!(e instanceof EnforceError)) throw e;
       // Fail closed: a job that must be protected never runs unprotected.
+      this.shares?.remove(job.id);
       this.events.finished(job.id, { state: 'FAILED', exit_code: 1, finished_at: this.now(), error: ENFORCE_PREFIX + e.message });
       return undefined;
     }

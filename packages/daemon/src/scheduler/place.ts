@@ -223,6 +223,8 @@ function unknownTopology(kind: DeviceKind): PlaceError {
 export type DeviceBlock =
   | { state: 'held'; job: number; owner?: string }
   | { state: 'busy'; pids?: readonly number[] }
+  /** Running slices of jobs that asked for `--share` (docs/behaviour.md §25.2): held for whole-device jobs. */
+  | { state: 'shared'; jobs: readonly number[] }
   | { state: 'unknown' | 'unhealthy' | 'excluded' | 'settling' };
 
 /** The devices at the end of a pass: what is free, and why the rest is not. */
@@ -245,9 +247,13 @@ function busyWho(pids: readonly number[] | undefined): string {
   return `${pids.length === 1 ? 'pid' : 'pids'} ${pids.join(',')}, `;
 }
 
+/** Why a device is not free, in a reason's words. */
+export function describeBlock(b: DeviceBlock | undefined): string { return describe(b); }
+
 function describe(b: DeviceBlock | undefined): string {
   if (!b) return 'not free';
   switch (b.state) {
+    case 'shared': return `shared by ${b.jobs.length === 1 ? 'job' : 'jobs'} ${b.jobs.join(',')} (slices)`;
     case 'held': return b.owner === undefined ? `held by job ${b.job}` : `held by job ${b.job} (${b.owner})`;
     case 'busy': return `busy (${busyWho(b.pids)}not started by xlurm)`;
     case 'unknown': return 'state unknown';

@@ -23,9 +23,10 @@ import { admit, admitNone, admitted, explainAdmit, ownerAtJobLimit, type AdmitSt
 import type { HostRoom } from './host-fit';
 import { compareKeys, order, type UsageOf } from './order';
 import type { UserHolding, UserLimitTable } from './user-limits';
-import { deviceKey, deviceLabel, explainPlace, place, type DeviceBlock, type DeviceSituation, type Topology } from './place';
+import { describeBlock, deviceKey, deviceLabel, explainPlace, place, type DeviceBlock, type DeviceSituation, type Topology } from './place';
 import type { PendingJob } from './pending-job';
 import { mayBackfill, reserveFor, type Availability, type Hold, type Reservation } from './reserve';
+import { SliceBook, explainShare, type SliceCards } from './sharing';
 
 export type { PendingJob } from './pending-job';
 export type { Hold, Reservation } from './reserve';
@@ -71,6 +72,11 @@ export interface SchedulerInput {
   holds?: ReadonlyMap<string, Hold>;
   /** `reserve`: the time (Unix seconds), for backfill and the expected ends of this pass's starts. */
   now?: number;
+  /**
+   * Card sharing on (docs/behaviour.md §25.2, sharing.ts): the cards that may
+   * take slices now, with their room; absent: `--share` jobs never start.
+   */
+  slices?: SliceCards;
   /** Held, not yet begun, or waiting for a dependency: never started, with this reason (admit.ts). */
   waits?: ReadonlyMap<number, Reason>;
   /** Host CPUs and memory with MemAvailable now (docs/behaviour.md §24.2, host-fit.ts); absent: not checked. */
@@ -126,7 +132,9 @@ export function schedule(input: SchedulerInput): Pass {
   // Reserved device key → its reservation.
   const reservedKeys = new Map<string, Reservation>();
   const now = input.now ?? 0;
-  const pass = (): Pass => ({ decisions, reservations, reasonOf: reasons(input, state, decisions, taken, reservations, reservedKeys, now, waiting) });
+  // Slices placed in this pass update their cards' room (sharing.ts); the reasons read the end state.
+  const book = input.slices ? new SliceBook(input.slices) : undefined;
+  const pass = (): Pass => ({ decisions, reservations, reasonOf: reasons(input, state, decisions, taken, reservations, reservedKeys, now, waiting, book) });
   if (admitNone(state)) return pass();
   const usable = (d: Device) => { const k = deviceKey(d); return input.free.has(k) && !taken.has(k); };
   // Free devices per vendor: a job asking for more than any pool has free
@@ -185,7 +193,7 @@ export function schedule(input: SchedulerInput): Pass {
     const reserveLater = reserving && reservations.length < pools && reservableLeft > 0;
     if (job.priority || job.nice || job.top) keyed = true;
     const nothingFits = sizes ? smallestLeft() > mostFree : mostFree === 0 && cpuOnlyLeft <= 0;
-    if (nothingFits && !mayReserve && !reserveLater) { // nothing left that could fit
+    if (nothingFits && !book?.size && !mayReserve && !reserveLater) { // nothing left that could fit
       if (job.count > 0 && !admit(job, state)) noteWaiting(waiting, job, seq);
       break;
     }
@@ -197,6 +205,23 @@ export function schedule(input: SchedulerInput): Pass {
       // An owner at their running-jobs limit can start nothing more in this pass: the queue
       // (the daemon's, which can) skips the rest of their jobs.
       if (refused === 'UserLimit' && ownerAtJobLimit(job, state)) (walk as { skipOwner?: () => void }).skipOwner?.();
+      continue;
+    }
+    if (job.share) { // a slice of each device (docs/behaviour.md §25.2): never a card taken whole or reserved
+      const got = book?.place(job, input.inventory, (d) => {
+        const k = deviceKey(d);
+        const t = taken.get(k);
+        return (!t || !!t.share) && !reservedKeys.has(k);
+      });
+      if (!got) { noteWaiting(waiting, job, seq); continue; }
+      for (const d of got) {
+        const k = deviceKey(d);
+        if (taken.has(k)) continue;
+        taken.set(k, job);
+        if (input.free.has(k)) { freeOf.set(d.kind, freeOf.get(d.kind)! - 1); mostFree = Math.max(0, ...freeOf.values()); }
+      }
+      decisions.push({ id: job.id, devices: got });
+      admitted(job, state);
       continue;
     }
     let devices: Device[] | null = null;
@@ -320,7 +345,7 @@ const held = (job: number, owner: string | undefined): DeviceBlock =>
 function reasons(
   input: SchedulerInput, end: AdmitState, decisions: readonly Decision[], taken: ReadonlyMap<string, PendingJob>,
   reservations: readonly Reservation[], reservedKeys: ReadonlyMap<string, Reservation>, now: number,
-  waiting: Waiting,
+  waiting: Waiting, book?: SliceBook,
 ): Pass['reasonOf'] {
   let started: Set<number> | undefined;
   const byCode = new Map<string, Reason>();
@@ -336,7 +361,9 @@ function reasons(
     const blocked = new Map(input.blocked ?? NO_BLOCKS);
     for (const [k, job] of taken) {
       free.delete(k);
-      blocked.set(k, held(job.id, job.owner));
+      // A card sliced in this pass is shared, not held (docs/behaviour.md §25.2).
+      const was = blocked.get(k);
+      blocked.set(k, !job.share ? held(job.id, job.owner) : { state: 'shared', jobs: [...was?.state === 'shared' ? was.jobs : [], job.id] });
     }
     if (usable) {
       for (const [k, r] of reservedKeys) {
@@ -377,6 +404,17 @@ function reasons(
         : code === 'HostResources' ? `${code}|${job.cpus ?? 0}|${job.mem ?? 0}` : code;
       let r = byCode.get(ck);
       if (!r) byCode.set(ck, r = explainAdmit(code, end, job));
+      return r;
+    }
+    if (job.share) {
+      const key = `share|${shapeKey(job)}|${job.share.mem}|${job.share.compute}`;
+      let r = byShape.get(key);
+      if (r === undefined) {
+        const blocks = input.blocked ?? NO_BLOCKS;
+        byShape.set(key, r = book
+          ? explainShare(job, book, input.inventory, (d) => describeBlock(blocks.get(deviceKey(d))))
+          : { code: 'Resources', message: 'no device may take slices now' });
+      }
       return r;
     }
     if (reservations.length === 0) {

@@ -96,13 +96,18 @@ function niceOf(r: Row): number {
   return r.spec.includes('"nice":') ? (JSON.parse(r.spec) as Submission).nice ?? 0 : 0;
 }
 
+/** A row's share (docs/behaviour.md §25.1), from its spec: only a job that asked for one pays for the parse. */
+function shareOf(r: Row): JobSummary['share'] {
+  return r.spec.includes('"share":') ? (JSON.parse(r.spec) as Submission).share ?? null : null;
+}
+
 function rowToSummary(r: Row): JobSummary {
   const s: JobSummary = {
     id: r.id, owner: owner(r), name: r.name, state: r.state as JobState, count: r.count,
     kind: r.kind as JobSummary['kind'], devices: JSON.parse(r.devices) as Device[],
     submitted_at: r.submitted_at, started_at: r.started_at, finished_at: r.finished_at, reason: null,
     cpus: r.cpus, mem: r.mem, array: arrayRefOf(r),
-    priority: r.priority, nice: niceOf(r),
+    priority: r.priority, nice: niceOf(r), share: shareOf(r),
   };
   if (r.device_ids !== null) {
     // keep the spec's key order: device_ids sits between count and kind
@@ -111,7 +116,7 @@ function rowToSummary(r: Row): JobSummary {
       device_ids: JSON.parse(r.device_ids) as number[], kind: s.kind, devices: s.devices,
       submitted_at: s.submitted_at, started_at: s.started_at, finished_at: s.finished_at, reason: null,
       cpus: r.cpus, mem: r.mem, array: s.array,
-      priority: s.priority, nice: s.nice,
+      priority: s.priority, nice: s.nice, share: s.share ?? null,
     };
   }
   return s;
@@ -125,7 +130,7 @@ export function toWireJob(j: StoredJob): Job {
     queue_timeout: j.spec.queue_timeout ?? null,
     cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0, array: wireArray(j.array),
     attempt: j.attempt ?? 1, dependency: j.spec.dependency ?? null, begin_at: j.spec.begin_at ?? null,
-    priority: j.priority ?? 0, nice: j.spec.nice ?? 0,
+    priority: j.priority ?? 0, nice: j.spec.nice ?? 0, share: j.spec.share ?? null,
   };
 }
 
@@ -136,7 +141,7 @@ export function toSummary(j: Job): JobSummary {
     kind: j.spec.kind ?? null, devices: j.devices, submitted_at: j.submitted_at,
     started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null, reason: j.reason,
     cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0, array: wireArray(j.array),
-    priority: j.priority ?? 0, nice: j.spec.nice ?? 0,
+    priority: j.priority ?? 0, nice: j.spec.nice ?? 0, share: j.spec.share ?? null,
   };
   return j.spec.device_ids !== undefined ? { ...base, device_ids: j.spec.device_ids, ...tail } : { ...base, ...tail };
 }

@@ -36,7 +36,7 @@ t.test('transitions and summaries', async (t) => {
   t.equal(s.finish(j.id, { state: 'FAILED', exit_code: 3, finished_at: 13, error: null }), true);
   t.equal(s.finish(j.id, { state: 'COMPLETED', exit_code: 0, finished_at: 14, error: null }), false, 'terminal is final');
   const [sum] = s.recentSummaries(10);
-  t.same(Object.keys(sum!), ['id', 'owner', 'name', 'state', 'count', 'device_ids', 'kind', 'devices', 'submitted_at', 'started_at', 'finished_at', 'reason', 'cpus', 'mem', 'array', 'priority', 'nice']);
+  t.same(Object.keys(sum!), ['id', 'owner', 'name', 'state', 'count', 'device_ids', 'kind', 'devices', 'submitted_at', 'started_at', 'finished_at', 'reason', 'cpus', 'mem', 'array', 'priority', 'nice', 'share']);
   t.equal(sum!.finished_at, 13);
   const got = s.get(j.id)!;
   t.same(got.result, { state: 'FAILED', exit_code: 3, finished_at: 13, error: null });

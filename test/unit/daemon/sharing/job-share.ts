@@ -1,0 +1,71 @@
+// What a slice job gets (docs/behaviour.md §25.3): the exact variables per vendor, LD_PRELOAD appended, safe private files.
+import t from 'tap';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Device } from '@xlurm/protocol';
+import { JobShares, shareEnv } from '../../../../packages/daemon/src/sharing/job-share';
+import { checkShare } from '../../../../packages/daemon/src/sharing/check';
+import { sharingSettings } from '../../../../packages/daemon/src/sharing/settings';
+import type { StoredJob } from '../../../../packages/daemon/src/store/store';
+
+const G = 1024 ** 3;
+const nv = (id: number): Device => ({ kind: 'nvidia', id, name: 'GPU', visible: `GPU-${id}`, npu: null, chip: null });
+const asc = (id: number, npu: number): Device => ({ kind: 'ascend', id, name: 'Ascend', visible: String(id), npu, chip: 0 });
+const vendor = { library: '/opt/hami/libvgpu.so', sharedRegionDir: null, policy: 'spatial' };
+const jobOf = (devices: Device[], env: Record<string, string> = {}, share = { mem: 8 * G, compute: 30 }) => ({
+  id: 7, owner: { uid: process.getuid!(), gid: process.getgid!(), name: 'me' }, devices,
+  spec: { command: ['true'], cwd: '/', env, name: 'x', count: devices.length, share },
+}) as unknown as StoredJob;
+
+t.test('NVIDIA (HAMi-core): a memory and SM limit per device of the job\'s own view, the shared cache, LD_PRELOAD appended', async (t) => {
+  const env = shareEnv(jobOf([nv(3), nv(5)], { LD_PRELOAD: '/usr/lib/libmine.so' }), vendor, '/s/7/vgpu.cache', '/s/hami');
+  t.same(env, {
+    LD_PRELOAD: '/usr/lib/libmine.so:/opt/hami/libvgpu.so', XLURM_SHARE_MEM_MB: '8192', XLURM_SHARE_COMPUTE: '30',
+    CUDA_DEVICE_MEMORY_LIMIT_0: '8192m', CUDA_DEVICE_SM_LIMIT_0: '30', CUDA_DEVICE_MEMORY_LIMIT_1: '8192m', CUDA_DEVICE_SM_LIMIT_1: '30',
+    CUDA_DEVICE_MEMORY_SHARED_CACHE: '/s/7/vgpu.cache',
+  });
+});
+
+t.test('Ascend (HAMi-vnpu-core): the NPU variables, the card\'s global registry and the private local file', async (t) => {
+  const env = shareEnv(jobOf([asc(4, 2)]), { ...vendor, library: '/opt/hami/libvnpu.so', policy: 'temporal' }, '/s/7/vnpu.local', '/r');
+  t.same(env, {
+    LD_PRELOAD: '/opt/hami/libvnpu.so', XLURM_SHARE_MEM_MB: '8192', XLURM_SHARE_COMPUTE: '30',
+    NPU_MEMORY_LIMIT_MB: '8192', NPU_COMPUTE_LIMIT: '30', NPU_SCHED_POLICY: 'temporal',
+    NPU_GLOBAL_SHM_PATH: '/r/2_global_registry', NPU_LOCAL_SHM_PATH: '/s/7/vnpu.local',
+  });
+});
+
+t.test('the private directory (0700) and file (0600) are made before the start and removed at the end; a stale one is replaced', async (t) => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'xlurm-share-'));
+  t.teardown(() => fs.rmSync(home, { recursive: true, force: true }));
+  const settings = sharingSettings({ enabled: true, ascend: { library: '/opt/libvnpu.so', shared_region_dir: path.join(home, 'regions') } });
+  const shares = new JobShares(home, () => settings, process.geteuid!(), () => {});
+  // Left by an earlier run of the same id: a link to somewhere else must not be followed.
+  fs.mkdirSync(path.join(home, 'share', '7'), { recursive: true });
+  fs.symlinkSync('/etc/passwd', path.join(home, 'share', '7', 'vnpu.local'));
+  const env = shares.setup(jobOf([asc(0, 5)]))!;
+  const local = env.NPU_LOCAL_SHM_PATH!;
+  t.equal(local, path.join(home, 'share', '7', 'vnpu.local'));
+  t.ok(fs.lstatSync(local).isFile());
+  t.equal(fs.statSync(local).mode & 0o777, 0o600);
+  t.equal(fs.statSync(path.dirname(local)).mode & 0o777, 0o700);
+  t.equal(fs.statSync(path.join(home, 'share')).mode & 0o777, 0o711);
+  const region = env.NPU_GLOBAL_SHM_PATH!;
+  t.equal(region, path.join(home, 'regions', '5_global_registry'));
+  t.equal(fs.statSync(region).mode & 0o777, 0o666);
+  t.equal(fs.statSync(path.dirname(region)).mode & 0o7777, 0o1733);
+  shares.remove(7);
+  t.notOk(fs.existsSync(path.dirname(local)), 'private files removed');
+  t.ok(fs.existsSync(region), "the card's region stays for its other slices");
+  t.equal(shares.setup(jobOf([])), null, 'a job without devices has no slice');
+});
+
+t.test('submission: refused when sharing is off, or the vendor has no library', async (t) => {
+  const req = { count: 1, kind: null, timeLimit: null, share: { mem: G, compute: 100 } };
+  t.same(checkShare(req, undefined, [nv(0)]), { code: 'INFEASIBLE', message: 'sharing is not enabled on this host' });
+  t.same(checkShare(req, sharingSettings({ enabled: false, nvidia: { library: '/x.so' } }), [nv(0)]), { code: 'INFEASIBLE', message: 'sharing is not enabled on this host' });
+  t.same(checkShare(req, sharingSettings({ enabled: true, ascend: { library: '/x.so' } }), [nv(0)]), { code: 'INFEASIBLE', message: 'sharing is not available for nv devices' });
+  t.equal(checkShare(req, sharingSettings({ enabled: true, nvidia: { library: '/x.so' } }), [nv(0)]), null);
+  t.equal(checkShare({ ...req, share: undefined } as never, undefined, [nv(0)]), null, 'whole devices need no sharing');
+});
