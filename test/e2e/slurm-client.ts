@@ -42,6 +42,20 @@ t.test('the user commands on a Slurm cluster', async (t) => {
     t.match(detail.stdout, new RegExp(`^Job ${id}: Completed\\n`));
   });
 
+  t.test('xbatch SCRIPT [ARGS]: with or without an interpreter line, as on one server', async (t) => {
+    const work = path.join(s.dir, 'work');
+    fs.writeFileSync(path.join(work, 'plain.sh'), 'echo "plain $# $*"\n');
+    fs.writeFileSync(path.join(work, 'bang.sh'), '#!/bin/sh\necho "bang $# $*"\n');
+    const cases: Array<[string[], string]> = [
+      [['plain.sh'], 'plain 0 \n'], [['plain.sh', 'a b', "it's"], "plain 2 a b it's\n"], [['bang.sh', 'x'], 'bang 1 x\n'], [['bang.sh'], 'bang 0 \n'],
+    ];
+    for (const [args, out] of cases) {
+      const id = await batch(['-g', '0', ...args]);
+      await s.waitState(id, ['COMPLETED']);
+      t.equal((await s.run('xqueue', [String(id), '--log'])).stdout, out, args.join(' '));
+    }
+  });
+
   t.test('the environment is passed (--export=ALL)', async (t) => {
     const work = path.join(s.dir, 'work', 'sub');
     fs.mkdirSync(work);

@@ -35,6 +35,11 @@ function failure(cmd: string, r: Ran): CliError {
   return new CliError(`${cmd}: ${text.replace(new RegExp(`^${cmd}: (error: )?`), '')}`);
 }
 
+/** A word for sh. */
+function shQuote(w: string): string {
+  return /^[A-Za-z0-9_\/.,:=+@%-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
 const NOT_FOUND = /Invalid job id|Invalid job id specified|not found/i;
 
 function parseJobs(r: Ran, cmd: string): SlurmJob[] {
@@ -52,9 +57,15 @@ export class SlurmEngine implements Engine {
 
   async submit(s: Submission, ctx: SubmitContext): Promise<number> {
     const args = ['--parsable', ...slurmOptions(s, ctx, this.cluster)];
-    if (ctx.scriptPath !== undefined) args.push(ctx.scriptPath, ...s.command);
-    else args.push(`--wrap=${s.command[2] ?? s.command.join(' ')}`);
-    const r = slurm('sbatch', args);
+    let input: string | undefined;
+    if (ctx.scriptPath !== undefined && s.script !== null && s.script !== undefined) {
+      // The text read at submission, as this host's daemon keeps it. sbatch wants an interpreter
+      // line, which xlurm scripts need not have (they run under bash): one is added for bash.
+      if (s.script.startsWith('#!') && s.command.length > 0) args.push(ctx.scriptPath, ...s.command);
+      else if (s.command.length === 0) input = s.script.startsWith('#!') ? s.script : `#!/bin/bash\n${s.script}`;
+      else args.push(`--wrap=${['bash', ctx.scriptPath, ...s.command].map(shQuote).join(' ')}`);
+    } else args.push(`--wrap=${s.command[2] ?? s.command.join(' ')}`);
+    const r = slurm('sbatch', args, input === undefined ? {} : { input });
     if (r.code !== 0) throw failure('sbatch', r);
     // --parsable: `ID` or `ID;cluster`
     const id = Number(r.stdout.trim().split(';')[0]);
