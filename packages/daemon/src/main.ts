@@ -19,6 +19,7 @@ import { logLine } from './log';
 import { Runner } from './runner/runner';
 import { JobLimits } from './resources/job-limits';
 import { JobShares } from './sharing/job-share';
+import { setCardMemory } from './sharing/weight';
 import { resourcesOf } from './resources/room';
 import { startHostProtection } from './resources/protection';
 import { CLEANUP_INTERVAL_MS, runCleanup } from './retention';
@@ -78,6 +79,7 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
   }
   let core!: Core;
   const devices = new DeviceManager(backends, () => core?.scheduleSoon(), logLine, pollIntervalFrom(process.env));
+  setCardMemory((d) => devices.memoryTotal(d)); // a slice's weight in usage (sharing/weight.ts)
   undo.push(() => devices.stop());
   const excludeFromFlag = keysFromFlags(cfg).includes('daemon.exclude_device_ids');
   for (const id of cfg.excludeIds) {

@@ -18,13 +18,14 @@
  */
 import type Database from 'better-sqlite3';
 import type { ShareRow } from '@xlurm/protocol';
+import { deviceRate } from '../sharing/weight';
 
 /** What usage needs of a running job. */
 export interface ChargedJob {
   id: number;
   owner: { uid: number; name: string };
   devices: readonly unknown[];
-  spec: { cpus?: number | undefined };
+  spec: { cpus?: number | undefined; share?: { mem: number } | null | undefined };
   started_at: number | null;
 }
 
@@ -45,7 +46,8 @@ export function decayFactor(secs: number, halfLife: number): number {
 
 /** Device-seconds per second of wall time for one running job. */
 export function chargeRate(j: ChargedJob, hostCpus: number): number {
-  if (j.devices.length > 0) return j.devices.length;
+  // A slice is weighted by its share of the card's memory (sharing/weight.ts, docs/behaviour.md §25.4).
+  if (j.devices.length > 0) return deviceRate(j.devices, j.spec.share);
   return Math.max(1, j.spec.cpus ?? 0) / Math.max(1, hostCpus);
 }
 

@@ -195,6 +195,11 @@ export class DeviceManager {
     return this.backends.find((b) => b.kind === d.kind)?.nodes?.get(d.id) ?? [];
   }
 
+  /** A device's total memory as its library last reported it (bytes), if it does. */
+  memoryTotal(d: Device): number | undefined {
+    return this.backends.find((b) => b.kind === d.kind)?.readings?.().get(d.id)?.memoryTotal;
+  }
+
   /** The running slices of a device; empty when it has none. */
   slicesOf(d: Device): readonly Slice[] { return this.slices.get(deviceKey(d)) ?? []; }
 
