@@ -201,6 +201,9 @@ t.test('the user commands on a Slurm cluster', async (t) => {
     const j = JSON.parse((await s.run('xinfo', ['--json'])).stdout) as Array<Record<string, unknown>>;
     t.equal(j[0]!.node, 'localhost');
     t.equal(j[0]!.gres, 'gpu:2,npu:4');
+    const pools = await s.run('xinfo', ['--pools']);
+    t.equal(pools.code, 2);
+    t.match(pools.stderr, /--pools cannot be used on a Slurm cluster/);
   });
 
   t.test('TIMED_OUT', async (t) => {

@@ -1,4 +1,4 @@
-import type { DaemonStatus, PoolView } from '@xlurm/protocol';
+import type { DaemonStatus } from '@xlurm/protocol';
 import type { XCommand } from '../command';
 import { JSON_OPTION } from './json-option';
 import { flag, noExtra } from '../argv';
@@ -28,10 +28,10 @@ const info: XCommand = {
       if (flag(args.json)) throw new UsageError("the argument '--watch' cannot be used with '--json'");
       const pools = flag(args.pools);
       return watchScreen(pools ? 'xinfo --pools' : 'xinfo',
-        async () => (pools ? poolsText(await request('pools', {}) as PoolView[]) : (await engine().info()).text));
+        async () => (pools ? poolsText(await engine().pools()) : (await engine().info()).text));
     }
     if (flag(args.pools)) {
-      const pools = await request('pools', {}) as PoolView[];
+      const pools = await engine().pools();
       await writeOut(flag(args.json) ? JSON.stringify(pools, null, 2) + '\n' : poolsText(pools));
       return;
     }

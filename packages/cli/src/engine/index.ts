@@ -7,7 +7,7 @@
  * when chosen, so a local command never loads the Slurm code and the other way
  * round.
  */
-import type { Job, JobSummary, Submission } from '@xlurm/protocol';
+import type { Job, JobSummary, PoolView, Submission } from '@xlurm/protocol';
 import type { Options } from 'yargs';
 import { readCluster } from './cluster';
 
@@ -58,6 +58,8 @@ export interface Engine {
   follow(id: number): Promise<number>;
   /** xinfo: the devices (local) or the nodes and their GRES (Slurm). */
   info(): Promise<InfoReport>;
+  /** xinfo --pools: this host's vendor pools (a Slurm cluster has none to show: refused). */
+  pools(): Promise<PoolView[]>;
 }
 
 let chosen: Engine | undefined;

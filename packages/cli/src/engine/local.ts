@@ -2,7 +2,7 @@
  * The local engine: this host's daemon, through the requests of client.ts
  * (what every user command did before there was a choice of engine).
  */
-import type { DeviceView, Job, JobSummary, Submission } from '@xlurm/protocol';
+import type { DeviceView, Job, JobSummary, PoolView, Submission } from '@xlurm/protocol';
 import { jobPaths, resolveHome } from '@xlurm/protocol';
 import { request, stream } from '../client';
 import { CliError, ExitWith } from '../errors';
@@ -95,6 +95,10 @@ export class LocalEngine implements Engine {
   async info(): Promise<InfoReport> {
     const views = await request('info', {}) as DeviceView[];
     return { json: views, text: infoTable(views) };
+  }
+
+  async pools(): Promise<PoolView[]> {
+    return await request('pools', {}) as PoolView[];
   }
 
   private follower(): Follower {

@@ -6,8 +6,8 @@
  */
 import * as fs from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
-import type { Job, JobSummary, Submission } from '@xlurm/protocol';
-import { CliError } from '../errors';
+import type { Job, JobSummary, PoolView, Submission } from '@xlurm/protocol';
+import { CliError, UsageError } from '../errors';
 import { writeOut } from '../io';
 import { QUEUE_ROWS, selectRows } from '../format/queue';
 import { renderTable } from '../format/table';
@@ -236,6 +236,10 @@ export class SlurmEngine implements Engine {
       }
       await sleep(250);
     }
+  }
+
+  async pools(): Promise<PoolView[]> {
+    throw new UsageError('--pools cannot be used on a Slurm cluster ([cluster] engine = "slurm"): xinfo lists the nodes and their GRES');
   }
 
   async info(): Promise<InfoReport> {
