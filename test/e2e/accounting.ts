@@ -200,3 +200,20 @@ t.test('the monitor fails on a stopped or silent daemon, never shows an empty ma
   t.equal(gone.stdout, '');
   t.match(gone.stderr, /^xlurm: xlurm is not running/);
 });
+
+t.test('a reload turns sampling and the metrics file on at once; config show lists [accounting]', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-acc-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const config = path.join(dir, 'xlurm.toml');
+  fs.writeFileSync(config, '[accounting]\nsample_interval = "0"\n');
+  const d = await startDaemon(t, { env: { XLURM_CONFIG: config } });
+  const metricsFile = path.join(dir, 'xlurm.prom');
+  t.notOk(fs.existsSync(metricsFile));
+  fs.writeFileSync(config, `[accounting]\nsample_interval = "1h"\nmetrics_file = "${metricsFile}"\n`);
+  const r = await d.request('reload', {}) as { ok: boolean; result: { changed: string[] } };
+  t.equal(r.ok, true);
+  t.same(r.result.changed, ['accounting.sample_interval', 'accounting.metrics_file']);
+  await waitFor(() => fs.existsSync(metricsFile), { what: 'the metrics file, written at once (not after an hour)' });
+  const shown = await json(d, ['config', 'show', '--json']);
+  t.same(shown.config.accounting, { sample_interval: '1h', retention: '90d', metrics_file: metricsFile });
+});
