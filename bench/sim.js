@@ -381,6 +381,16 @@ function main() {
     }
     return 0;
   }
+  if (argv.includes('--sharing')) {
+    // Card sharing (docs/behaviour.md §25): 70 % of the jobs need at most a quarter of a card (bench/sim-share.js).
+    const { compare } = require('./sim-share');
+    const rows = compare({ jobs: Number(opt('--jobs', '2000')), load: Number(opt('--load', '0.9')), seed: Number(opt('--seed', '19')), devices });
+    process.stdout.write(`# xlurm scheduling simulator: card sharing on ${devices} cards of 80G; 70 % of the jobs need 4-20G and 25 % compute\n`);
+    for (const r of rows) {
+      process.stdout.write(`sharing ${r.sharing}: mean wait ${dur(r.mean_wait_s)} (small ${dur(r.mean_wait_small_s)}, whole-card ${dur(r.mean_wait_whole_s)}), device-hours used ${r.device_hours.toFixed(1)}, makespan ${dur(r.makespan_h * 3600)}\n`);
+    }
+    return 0;
+  }
   const policies = String(opt('--policies', 'greedy,reserve:8,reserve:4')).split(',').map(parsePolicy);
   const jobs = trace ? readTrace(trace) : generate({ jobs: n, load, seed, devices });
   const csvOut = opt('--csv-out', undefined);

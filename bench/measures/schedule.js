@@ -186,7 +186,36 @@ async function run(ctx) {
     { measure: 'daemon pass 10k pending of 100 users, fair share + limits, none free', unit: 'ms', value: over(passFairBusy), target },
     { measure: 'daemon pass 10k pending of 100 users, fair share + limits, 3 free, -g 4 each', unit: 'ms', value: over(passFair4), target },
     { measure: 'daemon pass 10k pending of 100 users, fair share, 8 free, every job over its user\'s device limit (all merged and admitted)', unit: 'ms', value: over(passFairHeld), target },
+    ...await sliceRows(ctx),
   ];
 }
 
-module.exports = { id: 'schedule', title: 'one scheduling pass over 10k pending jobs, 8 GPUs', run };
+/**
+ * Card sharing (docs/behaviour.md §25.2): one pass over 1,000 pending slice
+ * requests (1-16G, 10-50 % compute) over 8 cards of 80G, with every card
+ * empty (slices packed until the rooms are spent) and with every card full
+ * (each request tried against all 8 and left waiting).
+ * @param {{ quick?: boolean; reps: number; log(msg: string): void }} ctx
+ */
+async function sliceRows(ctx) {
+  const G = 1024 ** 3;
+  const key = (d) => `${d.kind}:${d.id}`;
+  const pending = Array.from({ length: 1000 }, (_, i) => ({ id: i + 1, count: 1, kind: null, timeLimit: null, share: { mem: (1 + (i % 16)) * G, compute: 10 + (i % 5) * 10 } }));
+  const card = (sliced) => ({ total: 80 * G, free: 80 * G - sliced, sliced, compute: sliced ? 100 : 0, slices: sliced ? 4 : 0 });
+  const empty = { pending, running: 0, maxRunning: 2000, inventory, free: new Set(inventory.map(key)), slices: new Map(inventory.map((d) => [key(d), card(0)])) };
+  const full = { pending, running: 32, maxRunning: 2000, inventory, free: new Set(), slices: new Map(inventory.map((d) => [key(d), card(78 * G)])) };
+  const iters = ctx.quick ? 50 : 200;
+  const a = []; const b = [];
+  for (let r = 0; r < ctx.reps; r++) {
+    ctx.log(`schedule (slices), rep ${r + 1}`);
+    a.push(timePure(empty, iters));
+    b.push(timePure(full, iters));
+  }
+  const target = { text: '≤ 5 ms', on: /** @type {const} */ ('value'), max: 5 };
+  return [
+    { measure: 'schedule() 1,000 pending slice requests, 8 empty cards (packed until full)', unit: 'ms', value: over(a), target },
+    { measure: 'schedule() 1,000 pending slice requests, 8 full cards (none fits)', unit: 'ms', value: over(b), target },
+  ];
+}
+
+module.exports = { id: 'schedule', title: 'one scheduling pass over 10k pending jobs, 8 GPUs', run, sliceRows };

@@ -30,5 +30,7 @@ t.test('bench: the schedule measure runs against the current daemon code', async
     'daemon pass 10k pending of 100 users, fair share + limits, none free',
     'daemon pass 10k pending of 100 users, fair share + limits, 3 free, -g 4 each',
     "daemon pass 10k pending of 100 users, fair share, 8 free, every job over its user's device limit (all merged and admitted)",
+    'schedule() 1,000 pending slice requests, 8 empty cards (packed until full)',
+    'schedule() 1,000 pending slice requests, 8 full cards (none fits)',
   ], 'every row, none of them FAILED');
 });
