@@ -168,4 +168,8 @@ t.test('refusals: bad values, sharing off, a vendor without a library', async (t
   const other = await sharingDaemon(t, 'nvidia', [...GPUS, ...MEM], '[sharing]\nenabled = true\n[sharing.ascend]\nlibrary = "/usr/local/lib/libvnpu.so"\n');
   r = await other.d.run('xbatch', ['--share', '1G', '--wrap', 'true']);
   t.equal(r.stderr, 'xlurm: sharing is not available for nv devices\n');
+  // xlurm config show lists the table in force.
+  const shown = JSON.parse((await other.d.run('xlurm', ['config', 'show', '--json'])).stdout) as { config: Record<string, unknown> };
+  t.same(shown.config.sharing, { enabled: true, ascend: { library: '/usr/local/lib/libvnpu.so', shared_region_dir: path.join(other.d.home, 'hami'), policy: 'spatial' } });
+  t.match((await other.d.run('xlurm', ['config', 'show'])).stdout, 'ascend.library = "/usr/local/lib/libvnpu.so"');
 });

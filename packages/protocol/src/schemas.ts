@@ -421,6 +421,16 @@ export const AccountingSettingsView = Type.Object({
   metrics_file: Type.String({ description: 'absolute path; "" for none' }),
 }, { additionalProperties: false });
 
+/** `[sharing]` (docs/behaviour.md §25): shown when the file has the table; a vendor only when its table names a library. */
+const SharingVendorView = Type.Object({
+  library: Type.String(), shared_region_dir: Type.String({ description: 'the effective directory (default <state directory>/hami)' }), policy: Type.String(),
+}, { additionalProperties: false });
+export const SharingSettingsView = Type.Object({
+  enabled: Type.Boolean(),
+  ascend: Type.Optional(SharingVendorView),
+  nvidia: Type.Optional(SharingVendorView),
+}, { additionalProperties: false });
+
 /** `xlurm config show`: the running daemon's effective configuration. */
 export const ConfigView = Type.Object({
   file: Type.String({ description: 'absolute path of the configuration file the daemon reads' }),
@@ -431,6 +441,7 @@ export const ConfigView = Type.Object({
     scheduler: Type.Optional(SchedulerSettingsView),
     accounting: Type.Optional(AccountingSettingsView),
     resources: Type.Optional(ResourcesSettingsView),
+    sharing: Type.Optional(SharingSettingsView),
   }, { additionalProperties: false }),
 }, { additionalProperties: false });
 export type ConfigView = Static<typeof ConfigView>;

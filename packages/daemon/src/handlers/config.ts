@@ -1,9 +1,11 @@
+import * as path from 'node:path';
 import { KINDS, KIND_LABEL, formatDurationSecs, formatSize } from '@xlurm/protocol';
 import { formatIds } from '../scheduler/place';
 import { keysFromFlags } from '../config/daemon';
 import { describeUserLimits, type UserLimitTable } from '../scheduler/user-limits';
 import type { Handler } from './types';
 import type { ResourcesSettings } from '../resources/settings';
+import type { SharingSettings } from '../sharing/settings';
 
 /** A limit that is set, as `{key: "1d"}`; nothing when it is not (as in the file). */
 const shown = (key: string, secs: number | null): Record<string, string> => (secs === null ? {} : { [key]: formatDurationSecs(secs) });
@@ -16,6 +18,14 @@ function userLimitsShown(t: UserLimitTable): { users?: Record<string, number | s
     users[key] = /^[0-9]+$/.test(v) ? Number(v) : v;
   }
   return Object.keys(users).length ? { users } : {};
+}
+
+/** `[sharing]` in force (docs/behaviour.md §25), when the file has the table. */
+function sharingShown(s: SharingSettings, home: string) {
+  return {
+    enabled: s.enabled,
+    ...Object.fromEntries([...s.vendors].map(([kind, v]) => [kind, { library: v.library, shared_region_dir: v.sharedRegionDir ?? path.join(home, 'hami'), policy: v.policy }])),
+  };
 }
 
 /** `[resources]` in force (docs/behaviour.md §24), when the file has the table. */
@@ -58,6 +68,7 @@ export const config: Handler<'config'> = ({ core }) => {
         },
       } : {}),
       ...(c.resources ? { resources: resourcesShown(c.resources) } : {}),
+      ...(c.sharing ? { sharing: sharingShown(c.sharing, core.home) } : {}),
     },
   };
 };
