@@ -60,6 +60,7 @@ t.test('two slices packed on one card and a third on the next; xinfo shows them;
   const table = (await d.run('xinfo', [])).stdout;
   t.match(table, new RegExp(`nv:0 +shared +${a},${b} `));
   t.match(table, `slices: job ${a} 6G 40%, job ${b} 6G 40%`);
+  t.match((await d.run('xqueue', [String(a)])).stdout, '\nShare: 6G and 40% of each device\n');
   const summary = (await d.jobs()).find((x) => x.id === a)!;
   t.same(summary.share, { mem: 6 * 1024 ** 3, compute: 40 });
 

@@ -1,6 +1,6 @@
 /** xqueue output: row selection, table (docs/behaviour.md §4.4) and detail text (§4.3). */
 import type { Device, Job, JobState, JobSummary, Reason } from '@xlurm/protocol';
-import { KIND_LABEL, isTerminal, jobLabel } from '@xlurm/protocol';
+import { KIND_LABEL, formatSize, isTerminal, jobLabel } from '@xlurm/protocol';
 import { formatDuration, since } from './duration';
 import { escapeDebug } from './escape';
 import { renderTable } from './table';
@@ -137,6 +137,8 @@ export function jobDetail(job: Job, now: number): string {
   if (job.array) lines.push(`Array: ${jobLabel(job.id, job.array)} (task of array ${job.array.id}, ${job.array.count} tasks)`);
   // A job that may be retried: which run this is (docs/behaviour.md §23.5).
   if (job.spec.retry) lines.push(`Attempt: ${job.attempt ?? 1} of ${job.spec.retry + 1}`);
+  // A slice of each device (docs/behaviour.md §25.1).
+  if (job.share) lines.push(`Share: ${formatSize(job.share.mem)} and ${job.share.compute}% of each device`);
   // Last, so the core's lines keep their positions (docs/behaviour.md §20.4).
   if (job.state === 'PENDING' && job.reason) lines.push(`Reason: ${reasonText(job.reason)}`);
   return lines.map((l) => l + '\n').join('');
