@@ -43,6 +43,10 @@ export class DeviceManager {
    */
   private readonly stale = new Map<string, number>();
   private probeSeq = 0;
+  /** Per backend: the number of the latest probe that has answered (for slices its figures do not show yet). */
+  private readonly answered = new Map<Backend, number>();
+  /** Per sliced job: the last probe started before its slice was allocated. */
+  private readonly sliceSeq = new Map<number, number>();
   /** Utilisation and memory as the latest probes read them, by label (nv:0), for samples (accounting/sampler.ts). */
   readings(): ReadonlyMap<string, DeviceReading> {
     const m = new Map<string, DeviceReading>();
@@ -90,6 +94,7 @@ export class DeviceManager {
       if (!share) { this.allocated.set(k, jobId); continue; }
       const list = this.slices.get(k) ?? [];
       if (!list.some((s) => s.job === jobId)) list.push({ job: jobId, mem: share.mem, compute: share.compute });
+      this.sliceSeq.set(jobId, this.probeSeq);
       this.slices.set(k, list);
     }
   }
@@ -101,6 +106,7 @@ export class DeviceManager {
    */
   release(devices: readonly Device[], jobId?: number): void {
     if (devices.length === 0) return;
+    if (jobId !== undefined) this.sliceSeq.delete(jobId);
     const touched = new Set<Backend>();
     for (const d of devices) {
       const k = deviceKey(d);
@@ -165,6 +171,7 @@ export class DeviceManager {
           this.status.set(k, r);
         }
       }
+      this.answered.set(b, Math.max(this.answered.get(b) ?? 0, seq));
       if (changed) this.onChange();
     } finally {
       this.probing.delete(b);
@@ -227,8 +234,15 @@ export class DeviceManager {
       if (r?.memoryTotal === undefined || r.memoryFree === undefined) continue;
       const list = this.slices.get(k) ?? [];
       let sliced = 0, compute = 0;
-      for (const s of list) { sliced += s.mem; compute += s.compute; }
-      out.set(k, { total: r.memoryTotal, free: r.memoryFree, sliced, compute, slices: list.length });
+      // A slice allocated after the latest answered probe started is not in its free figure yet:
+      // counted there too, so foreign memory and a new slice are never both overlooked.
+      const seen = this.answered.get(this.backends.find((x) => x.kind === d.kind)!) ?? 0;
+      let unseen = 0;
+      for (const s of list) {
+        sliced += s.mem; compute += s.compute;
+        if ((this.sliceSeq.get(s.job) ?? 0) >= seen) unseen += s.mem;
+      }
+      out.set(k, { total: r.memoryTotal, free: Math.max(0, r.memoryFree - unseen), sliced, compute, slices: list.length });
     }
     return out;
   }

@@ -38,13 +38,14 @@ t.test('slices: shared in views, not free, room offered; whole again after the l
   t.equal(v[0]!.job, null);
   t.equal(v[1]!.status, 'allocated');
   t.equal(v[1]!.slices, undefined);
-  t.same(m.sliceCards(kinds).get('nvidia:0'), { total: 16 * G, free: 16 * G, sliced: 6 * G, compute: 50, slices: 2 });
+  // Slices allocated since the latest probe are not in the library's free figure yet: counted there too.
+  t.same(m.sliceCards(kinds).get('nvidia:0'), { total: 16 * G, free: 10 * G, sliced: 6 * G, compute: 50, slices: 2 });
   t.notOk(m.sliceCards(kinds).has('nvidia:1'), 'a card held whole takes no slice');
   // Its own slices' processes make the card busy; it still takes slices.
   b.status[0] = { status: 'busy', pids: [4242] };
   m.release([dev(1)], 7);
   await waitFor(async () => m.views()[0]!.status === 'shared' && m.sliceCards(kinds).has('nvidia:1'), { what: 'nvidia:1 re-probed' });
-  t.ok(m.sliceCards(kinds).has('nvidia:0'));
+  t.same(m.sliceCards(kinds).get('nvidia:0'), { total: 16 * G, free: 16 * G, sliced: 6 * G, compute: 50, slices: 2 }, 'a probe since: its own figure');
   t.same(m.sliceCards(kinds).get('nvidia:1'), { total: 16 * G, free: 10 * G, sliced: 0, compute: 0, slices: 0 }, 'foreign memory counts');
   m.release([dev(0)], 5);
   t.equal(m.views()[0]!.status, 'shared', 'still shared while a slice runs');
