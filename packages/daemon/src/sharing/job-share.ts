@@ -121,7 +121,9 @@ export class JobShares {
  * link or someone else's is refused (never used, never followed).
  */
 function ownedDir(dir: string, mode: number, euid: number, gid: number): void {
-  try { fs.mkdirSync(dir, { recursive: true, mode }); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
+  // Missing parents get ordinary modes; only the directory itself gets `mode`.
+  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+  try { fs.mkdirSync(dir, { mode }); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
   const st = fs.lstatSync(dir);
   if (!st.isDirectory() || st.uid !== euid) throw new Error(`${dir} is not a directory of the daemon's own`);
   if (gid >= 0 && st.gid !== gid) fs.chownSync(dir, euid, gid);

@@ -61,6 +61,33 @@ t.test('the private directory (0700) and file (0600) are made before the start a
   t.equal(shares.setup(jobOf([])), null, 'a job without devices has no slice');
 });
 
+t.test("a card's region left by someone else (another owner, a hard link, a link, a directory) is replaced by the daemon's own", async (t) => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'xlurm-share-'));
+  t.teardown(() => fs.rmSync(home, { recursive: true, force: true }));
+  const regions = path.join(home, 'deep', 'regions');
+  const settings = sharingSettings({ enabled: true, ascend: { library: '/opt/libvnpu.so', shared_region_dir: regions } });
+  const shares = new JobShares(home, () => settings, process.geteuid!(), () => {});
+  fs.mkdirSync(regions, { recursive: true });
+  const victim = path.join(home, 'victim');
+  fs.writeFileSync(victim, 'secret', { mode: 0o600 });
+  fs.linkSync(victim, path.join(regions, '0_global_registry'));          // a hard link to another file
+  fs.symlinkSync(victim, path.join(regions, '1_global_registry'));       // a symbolic link
+  fs.mkdirSync(path.join(regions, '2_global_registry'));                 // not a file
+  fs.writeFileSync(path.join(regions, '3_global_registry'), 'x');
+  if (process.geteuid!() === 0) fs.chownSync(path.join(regions, '3_global_registry'), 65534, 65534); // another user's
+  const env = shares.setup(jobOf([asc(0, 0), asc(1, 1), asc(2, 2), asc(3, 3)]))!;
+  t.equal(env.NPU_GLOBAL_SHM_PATH, path.join(regions, '0_global_registry'));
+  for (const card of [0, 1, 2, 3]) {
+    const st = fs.lstatSync(path.join(regions, `${card}_global_registry`));
+    t.ok(st.isFile(), `card ${card}: a plain file`);
+    t.same([st.uid, st.nlink, st.mode & 0o777], [process.geteuid!(), 1, 0o666], `card ${card}: the daemon's own, mode 0666`);
+  }
+  t.equal(fs.readFileSync(victim, 'utf8'), 'secret', 'the linked file untouched');
+  t.equal(fs.statSync(victim).mode & 0o777, 0o600);
+  t.equal(fs.statSync(regions).mode & 0o7777, 0o1733);
+  shares.remove(7);
+});
+
 t.test('submission: refused when sharing is off, or the vendor has no library', async (t) => {
   const req = { count: 1, kind: null, timeLimit: null, share: { mem: G, compute: 100 } };
   t.same(checkShare(req, undefined, [nv(0)]), { code: 'INFEASIBLE', message: 'sharing is not enabled on this host' });
