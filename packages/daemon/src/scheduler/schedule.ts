@@ -413,7 +413,7 @@ function reasons(
         const blocks = input.blocked ?? NO_BLOCKS;
         byShape.set(key, r = book
           ? explainShare(job, book, input.inventory, (d) => describeBlock(blocks.get(deviceKey(d))))
-          : { code: 'Resources', message: 'no device may take slices now' });
+          : { code: 'DevicesUnavailable', message: 'sharing is not enabled on this host' }); // turned off by a reload
       }
       return r;
     }

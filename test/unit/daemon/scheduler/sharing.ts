@@ -83,6 +83,7 @@ t.test('free memory taken by a foreign process blocks a slice; its reason names 
 t.test('without sharing no slice starts; a pass with slices does not stop early when no whole device is free', async (t) => {
   const p = schedule({ pending: [slice(1, 1)], running: 0, maxRunning: 10, inventory: gpus, free: new Set(gpus.map(deviceKey)) });
   t.same(p.decisions, []);
+  t.same(p.reasonOf(slice(1, 1)), { code: 'DevicesUnavailable', message: 'sharing is not enabled on this host' }, 'sharing turned off by a reload');
   const slices = new Map([['nvidia:0', card({ sliced: 4 * G, compute: 10, slices: 1 })]]);
   const q = schedule({ pending: [whole(1), whole(2), slice(3, 1, 50)], running: 1, maxRunning: 10, inventory: gpus, free: new Set(), slices });
   t.same(q.decisions.map((d) => d.id), [3]);
