@@ -95,8 +95,10 @@ t.test('a slice waits while its card is held whole; memory a foreign process hol
   const small = await d.batch('true', ['--share', '3G,10%']);
   await d.waitState(small, 'COMPLETED');
   t.equal((await d.job(big)).state, 'PENDING');
-  fake.write([GPUS[0]!, MEM[0]!]);
+  // The foreign process frees memory but stays: only the memory figure changes, and that wakes the slice.
+  fake.write([GPUS[0]!, 'mem 0 16384 4096', 'procs 0 4242']);
   await d.waitState(big, 'COMPLETED');
+  t.equal((await info(d))[0].status, 'busy', 'still busy for whole-card jobs');
 });
 
 t.test('NVIDIA: the exact variables, LD_PRELOAD appended, the library loaded, its private file the owner\'s and removed at the end', async (t) => {

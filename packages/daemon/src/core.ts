@@ -542,6 +542,7 @@ export class Core {
   /** Card sharing's input to a pass (docs/behaviour.md §25.2): the cards that may take slices, when sharing is on. */
   private sliceInput(): Partial<SchedulerInput> {
     const kinds = sharingKinds(this.config.sharing);
+    this.deviceManager.memoryWatched = kinds; // memory freed on a card wakes the slices waiting for it
     return kinds.size ? { slices: this.deviceManager.sliceCards(kinds) } : {};
   }
 

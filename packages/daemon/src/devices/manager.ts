@@ -47,6 +47,14 @@ export class DeviceManager {
   private readonly answered = new Map<Backend, number>();
   /** Per sliced job: the last probe started before its slice was allocated. */
   private readonly sliceSeq = new Map<number, number>();
+  /**
+   * Vendors whose free memory places slices (sharing on, set by Core each
+   * pass): a change of a card's free memory is then a change (a pass runs),
+   * as a status change is. Empty: memory figures never wake the scheduler.
+   */
+  memoryWatched: ReadonlySet<DeviceKind> = new Set();
+  /** Free memory at the latest probe, by device key, of watched vendors. */
+  private readonly lastFree = new Map<string, number | undefined>();
   /** Utilisation and memory as the latest probes read them, by label (nv:0), for samples (accounting/sampler.ts). */
   readings(): ReadonlyMap<string, DeviceReading> {
     const m = new Map<string, DeviceReading>();
@@ -172,6 +180,14 @@ export class DeviceManager {
         }
       }
       this.answered.set(b, Math.max(this.answered.get(b) ?? 0, seq));
+      if (this.memoryWatched.has(b.kind)) {
+        const readings = b.readings?.();
+        for (const d of b.devices) {
+          const k = deviceKey(d);
+          const free = readings?.get(d.id)?.memoryFree;
+          if (this.lastFree.get(k) !== free) { this.lastFree.set(k, free); changed = true; }
+        }
+      }
       if (changed) this.onChange();
     } finally {
       this.probing.delete(b);
