@@ -106,8 +106,8 @@ export class Runner {
   /** Start a prepared job's supervisor; the prepared descriptors are closed either way. */
   start(p: Prepared): void { this.supervisors.start(p); }
 
-  /** Close a prepared job's descriptors when it will not start now. */
-  discard(p: Prepared): void { this.supervisors.discard(p); }
+  /** Close a prepared job's descriptors when it will not start now (its slice's files go too: it is set up again if it starts later). */
+  discard(p: Prepared): void { this.supervisors.discard(p); this.shares?.remove(p.id); }
 
   /**
    * Request cancellation of a running job: marker file, plus a signal when it
