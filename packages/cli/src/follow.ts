@@ -60,6 +60,47 @@ export function retryable(e: unknown): boolean {
   return e instanceof ConnectError || e instanceof ConnectionClosed || (e instanceof CliError && e.code === 'SHUTTING_DOWN');
 }
 
+/** What waiting for a job's end needs (tests pass their own). */
+export interface WaitDeps {
+  stream: typeof realStream;
+  request: typeof realRequest;
+  retryEveryMs?: number;
+  retryForMs?: number;
+}
+
+/**
+ * The exit code of job `id` once it is terminal, on the daemon's `follow`
+ * stream asking for state changes only (no log bytes), reconnecting while
+ * the daemon is away (a restart does not end the wait). Here rather than in
+ * wait.ts, which asks the engine: engine/local.ts uses it without importing
+ * wait.ts back (test/unit/imports.ts).
+ */
+export async function waitForEnd(id: number, deps: WaitDeps): Promise<number> {
+  let retrySince: number | undefined;
+  for (;;) {
+    try {
+      const end = await deps.stream('follow', { id, bytes: false }, { onFirstFrame: () => { retrySince = undefined; }, onLog: () => undefined });
+      if (!end.job) throw new CliError('job not found');
+      if (!end.job.result) throw new CliError('unexpected response');
+      return end.job.result.exit_code;
+    } catch (e) {
+      if (!retryable(e)) throw e;
+      retrySince ??= Date.now();
+      if (Date.now() - retrySince >= (deps.retryForMs ?? 60_000)) throw e;
+      await sleep(deps.retryEveryMs ?? 100);
+    }
+  }
+}
+
+/**
+ * Does this process run as the account of the daemon behind `home` (its
+ * owner: the client verified the socket peer's SO_PEERCRED uid against it)?
+ * Then it may read its jobs' logs itself, and does (the direct path above).
+ */
+export function runsAsDaemonAccount(home: string): boolean {
+  try { return fs.statSync(home).uid === process.geteuid!(); } catch { return false; }
+}
+
 /** Read size of the direct path (one buffer, reused). */
 const DIRECT_CHUNK = 1 << 20;
 /** Poll while the log does not exist yet (the job is about to start). */

@@ -5,18 +5,12 @@
  * start. Neither ever cancels the job: Ctrl-C only stops this process.
  */
 import { request as realRequest, stream as realStream } from './client';
-import { CliError, UsageError } from './errors';
+import { UsageError } from './errors';
 import { arrayTasks, resolveJobArg } from './array';
 import { engine } from './engine';
-import { retryable } from './follow';
-import { sleep } from './sleep';
+import { waitForEnd, type WaitDeps } from './follow';
 
-export interface WaitDeps {
-  stream: typeof realStream;
-  request: typeof realRequest;
-  retryEveryMs?: number;
-  retryForMs?: number;
-}
+export type { WaitDeps } from './follow';
 
 const defaults: WaitDeps = { stream: realStream, request: realRequest };
 
@@ -25,22 +19,9 @@ const defaults: WaitDeps = { stream: realStream, request: realRequest };
  * daemon is away (a restart does not end the wait).
  */
 export async function waitJob(id: number, deps: WaitDeps = defaults): Promise<number> {
-  // The clients' engine decides how (engine/local.ts comes back here with its own deps).
+  // The clients' engine decides how (engine/local.ts calls waitForEnd with its own deps).
   if (deps === defaults) return engine().wait(id);
-  let retrySince: number | undefined;
-  for (;;) {
-    try {
-      const end = await deps.stream('follow', { id, bytes: false }, { onFirstFrame: () => { retrySince = undefined; }, onLog: () => undefined });
-      if (!end.job) throw new CliError('job not found');
-      if (!end.job.result) throw new CliError('unexpected response');
-      return end.job.result.exit_code;
-    } catch (e) {
-      if (!retryable(e)) throw e;
-      retrySince ??= Date.now();
-      if (Date.now() - retrySince >= (deps.retryForMs ?? 60_000)) throw e;
-      await sleep(deps.retryEveryMs ?? 100);
-    }
-  }
+  return waitForEnd(id, deps);
 }
 
 /** Streams open at once while waiting for many jobs (an array's 10k tasks must not mean 10k connections). */

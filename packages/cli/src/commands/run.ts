@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import type { Options } from 'yargs';
 import type { XCommand } from '../command';
 import { ExitWith, UsageError } from '../errors';
@@ -25,15 +24,6 @@ export const RUN_OPTIONS: Readonly<Record<string, Options>> = {
   ...SUBMIT_OPTIONS,
   immediate: { type: 'boolean', describe: 'Start now or not at all: exit 75 if the job cannot start at once, 69 if it never could' },
 };
-
-/**
- * Does this process run as the account of the daemon behind `home` (its
- * owner: the client verified the socket peer's SO_PEERCRED uid against it)?
- * Then it may read its jobs' logs itself, and does (see follow.ts).
- */
-export function runsAsDaemonAccount(home: string): boolean {
-  try { return fs.statSync(home).uid === process.geteuid!(); } catch { return false; }
-}
 
 const run: XCommand = {
   command: 'run',

@@ -6,13 +6,12 @@ import type { DeviceView, Job, JobSummary, PoolView, Submission } from '@xlurm/p
 import { jobPaths, resolveHome } from '@xlurm/protocol';
 import { request, stream } from '../client';
 import { CliError, ExitWith } from '../errors';
-import { Follower } from '../follow';
+import { Follower, runsAsDaemonAccount, waitForEnd } from '../follow';
 import { infoTable } from '../format/info';
 import { QUEUE_ROWS, selectRows } from '../format/queue';
 import { errLine, writeOut } from '../io';
 import { checkJob } from '../submit';
-import { runsAsDaemonAccount } from '../commands/run';
-import type { Engine, InfoReport, SubmitContext } from './index';
+import type { Engine, InfoReport, SubmitContext } from './types';
 
 /** `--immediate` against a request the host can never hold: no job, exit 69 (docs/behaviour.md §20.5). */
 const EXIT_NEVER_FITS = 69;
@@ -78,9 +77,7 @@ export class LocalEngine implements Engine {
   }
 
   async wait(id: number): Promise<number> {
-    // Its own deps, so that waitJob waits on the daemon's follow stream rather than asking the engine again.
-    const { waitJob } = require('../wait') as typeof import('../wait');
-    return waitJob(id, { request, stream });
+    return waitForEnd(id, { request, stream });
   }
 
   /** The whole log from offset 0 as raw bytes. */

@@ -8,7 +8,7 @@ import { KIND_LABEL, durationSeconds } from '@xlurm/protocol';
 import { single } from '../argv';
 import { UsageError } from '../errors';
 import type { ClusterConfig } from './cluster';
-import type { SubmitContext } from './index';
+import type { SubmitContext } from './types';
 
 /**
  * Options Slurm expresses, by our option name. Every other option of the

@@ -13,7 +13,7 @@ import { QUEUE_ROWS, selectRows } from '../format/queue';
 import { renderTable } from '../format/table';
 import { sleep } from '../sleep';
 import type { ClusterConfig } from './cluster';
-import type { Engine, InfoReport, SubmitContext } from './index';
+import type { Engine, InfoReport, SubmitContext } from './types';
 import { arrayCounts, jobOf, setArrayCounts, slurmOptions, summaryOf, type SlurmJob } from './slurm-map';
 
 interface Ran { code: number | null; stdout: string; stderr: string }
