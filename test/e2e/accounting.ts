@@ -158,8 +158,9 @@ t.test('the metrics file is never seen half-written while jobs churn', async (t)
   await waitFor(() => fs.existsSync(metricsFile), { what: 'the metrics file' });
   const first = fs.readFileSync(metricsFile, 'utf8');
   let stop = false;
+  const churned: number[] = [];
   const churn = (async () => {
-    while (!stop) await d.batch('true', ['-g', '1']);
+    while (!stop) churned.push(await d.batch('true', ['-g', '1']));
   })();
   let reads = 0;
   const versions = new Set<string>();
@@ -176,6 +177,11 @@ t.test('the metrics file is never seen half-written while jobs churn', async (t)
   }
   stop = true;
   await churn;
+  // The daemon's stop leaves running jobs to their supervisors (docs/behaviour.md, `stop`), and
+  // a supervisor writes its job's result into XLURM_HOME/jobs as it ends: a job still running at
+  // the teardown would write there while the home is being removed (ENOTEMPTY). Every job this
+  // test started ends, seen by the daemon, first.
+  for (const id of churned) await d.waitState(id, 'COMPLETED');
   t.ok(versions.size >= 2, `the file was rewritten while it was read (${versions.size} versions in ${reads} reads)`);
   t.not([...versions].at(-1), first);
   t.same(fs.readdirSync(path.dirname(metricsFile)).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left behind');
