@@ -24,6 +24,8 @@ export interface RawDevice {
   group?: number;
   /** The device's own node files (/dev/nvidia3, …; docs/behaviour.md §24.8); absent where the library names none. */
   nodes?: string[];
+  /** The device's PCI address as sysfs names it ("0000:3b:00.0"), for its NUMA node; absent where the library names none. */
+  pci?: string;
 }
 
 /**

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { startDaemon, type Daemon } from '../helpers/daemon';
 import { waitFor } from '../helpers/wait';
 import { waitMarker } from '../helpers/devices';
+import { fakeLibrary } from '../helpers/fixtures';
 import type { Scope as Tap } from '../helpers/tap';
 
 const isRoot = process.geteuid?.() === 0;
@@ -100,6 +101,28 @@ t.test('the limits are visible from inside the job, with the thread variables an
   t.same(jobCgroups(d, id!), [], 'its cgroups are gone after the job');
   const plain = await d.run('xrun', ['-g', '0', 'bash', '-c', 'env | grep -c -E "^(OMP_NUM_THREADS|XLURM_MEM)=" || true']);
   t.equal(plain.stdout, '0\n', 'no variables without a request');
+});
+
+t.test("the CPU set comes from the NUMA node of the job's GPU (docs/behaviour.md §24.3)", async (t) => {
+  if (os.availableParallelism() < 2) { t.pass('one CPU only: nothing to prefer'); return; }
+  // A fake sysfs (the daemon's own XLURM_SYSFS_ROOT): GPU 0 at 0000:3b:00.0 on node 1, whose only CPU is 1.
+  const sysfs = tempDir(t);
+  fs.mkdirSync(path.join(sysfs, 'bus/pci/devices/0000:3b:00.0'), { recursive: true });
+  fs.writeFileSync(path.join(sysfs, 'bus/pci/devices/0000:3b:00.0/numa_node'), '1\n');
+  fs.mkdirSync(path.join(sysfs, 'devices/system/node/node1'), { recursive: true });
+  fs.writeFileSync(path.join(sysfs, 'devices/system/node/node1/cpulist'), '1\n');
+  const fake = fakeLibrary(t, 'nvidia', ['device 0 GPU-numa-0 "Fake H100"', 'device 1 GPU-numa-1 "Fake H100"', 'pci 0 0000:3b:00.0']);
+  const file = path.join(tempDir(t), 'xlurm.toml');
+  fs.writeFileSync(file, '[resources]\nmin_available = "0"\n');
+  let d: Daemon | undefined;
+  t.teardown(() => { if (d) removeCgroups(d); });
+  d = await startDaemon(t, { backend: 'nvidia', args: ['--config', file], env: { ...fake.env, XLURM_SYSFS_ROOT: sysfs } });
+  const near = await d.run('xrun', ['-i', '0', '-c', '1', 'bash', '-c', SHOW_LIMITS]);
+  t.equal(near.code, 0, near.stderr);
+  t.match(near.stdout, /^cpuset=1$/m, "GPU 0's node 1: CPU 1, not the first free CPU 0");
+  const unknown = await d.run('xrun', ['-i', '1', '-c', '1', 'bash', '-c', SHOW_LIMITS]);
+  t.equal(unknown.code, 0, unknown.stderr);
+  t.match(unknown.stdout, /^cpuset=0$/m, 'a GPU whose node is unknown: the first free CPU, as before');
 });
 
 t.test('submission refusals (docs/behaviour.md §24.1), exit 69 with --immediate', async (t) => {

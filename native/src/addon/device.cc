@@ -259,6 +259,7 @@ Napi::Object DeviceToJs(Napi::Env env, const RawDevice& d) {
     for (size_t i = 0; i < d.nodes.size(); i++) nodes.Set(static_cast<uint32_t>(i), Napi::String::New(env, d.nodes[i]));
     o.Set("nodes", nodes);
   }
+  if (!d.pci.empty()) o.Set("pci", Napi::String::New(env, d.pci));  // likewise
   o.Set("error", d.error.empty() ? env.Null() : Napi::String::New(env, d.error));
   return o;
 }

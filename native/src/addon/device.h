@@ -28,6 +28,9 @@ struct RawDevice {
   // The device's own node files (e.g. /dev/nvidia3), for device isolation (docs/behaviour.md
   // §24.8); empty: the library names none (control nodes every job needs are never listed).
   std::vector<std::string> nodes;
+  // The device's PCI address as sysfs names it ("0000:3b:00.0"), for its NUMA node (the daemon
+  // prefers that node's CPUs for the job: docs/behaviour.md §24.3); empty: the library names none.
+  std::string pci;
   std::string error;
 };
 

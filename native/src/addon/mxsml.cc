@@ -178,6 +178,7 @@ class Mxsml : public Vendor {
         else if (d.uuid.empty()) d.error = "mxSmlGetDeviceInfo: empty UUID";
         // MetaX GPUs are DRM devices: their card/render nodes from the PCI address (docs/behaviour.md §24.8).
         if (d.error.empty()) d.nodes = DrmNodes(Text(infos[i].bdfId, sizeof infos[i].bdfId));
+        if (d.error.empty()) d.pci = PciAddress(Text(infos[i].bdfId, sizeof infos[i].bdfId));
       }
       out->push_back(std::move(d));
     }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -130,6 +131,13 @@ std::string FindNodeHolders(const std::string& proc_root, const std::vector<Devi
   }
   for (auto& h : *holders) std::sort(h.begin(), h.end());
   return "";
+}
+
+std::string PciAddress(const std::string& bdf) {
+  if (bdf.empty() || bdf.size() > 64 || bdf.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos) return "";
+  std::string out = bdf;
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 std::vector<std::string> DrmNodes(const std::string& bdf) {

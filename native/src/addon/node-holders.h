@@ -35,4 +35,7 @@ std::string FindNodeHolders(const std::string& proc_root, const std::vector<Devi
 // environment (tests). Empty when the address is malformed or sysfs names no DRM node.
 std::vector<std::string> DrmNodes(const std::string& bdf);
 
+// `bdf` as RawDevice.pci carries it (lower case), or "" when it is not a PCI address.
+std::string PciAddress(const std::string& bdf);
+
 }  // namespace xlurm::dev

@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -70,7 +71,11 @@ using MinorFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
 struct Utilization { unsigned int gpu; unsigned int memory; };   // nvmlUtilization_t, percent
 struct MemoryInfo { unsigned long long total, free, used; };     // nvmlMemory_t (v1), bytes
 using UtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, Utilization*);
-using MemoryFn = nvmlReturn_t (*)(nvmlDevice_t, MemoryInfo*);  // nvmlGpuTopologyLevel_t is an int enum
+using MemoryFn = nvmlReturn_t (*)(nvmlDevice_t, MemoryInfo*);
+// nvmlPciInfo_t: busIdLegacy[16] (busId in v1), then domain, bus, device (the fields read here);
+// v3 is 68 bytes, older versions shorter. The buffer is larger than any of them.
+struct PciInfo { char bus_id_legacy[16]; unsigned int domain, bus, device, pci_device_id, pci_subsystem_id; char rest[96]; };
+using PciInfoFn = nvmlReturn_t (*)(nvmlDevice_t, PciInfo*);  // nvmlGpuTopologyLevel_t is an int enum
 
 // NVML_TOPOLOGY_MULTIPLE: the two GPUs share a PCIe switch hierarchy (one or more switches)
 // without going through a host bridge; INTERNAL (0, one board) and SINGLE (10, one switch) are
@@ -153,6 +158,8 @@ class NvmlShaped : public Vendor {
     if (api_.minor) minor_ = reinterpret_cast<MinorFn>(FindSymbol(lib, {api_.minor}));
     if (api_.utilization) utilization_ = reinterpret_cast<UtilizationFn>(FindSymbol(lib, {api_.utilization}));
     if (api_.memory) memory_ = reinterpret_cast<MemoryFn>(FindSymbol(lib, {api_.memory}));
+    if (api_.pci_info[0])
+      pci_info_ = reinterpret_cast<PciInfoFn>(FindSymbol(lib, {api_.pci_info[0], api_.pci_info[1], api_.pci_info[2]}, &pci_info_name_));
     if (missing) return path + " does not export " + missing + " (not an " + api_.library + " library?)";
     // Preferred layout first (docs/driver-apis.md §1.6): the versioned symbols take 24-byte rows,
     // except on the drivers that used 32 (535.43-535.86) or 16 bytes behind _v3.
@@ -182,6 +189,7 @@ class NvmlShaped : public Vendor {
       if (err.empty() && !name_) d.name = api_.default_name;
       if (err.empty() && d.uuid.empty()) err = std::string(api_.uuid) + ": empty UUID";
       if (err.empty()) Nodes(h, &d.nodes);
+      if (err.empty()) d.pci = Pci(h);
       d.error = err;
       out->push_back(std::move(d));
       handles.push_back(err.empty() ? h : nullptr);
@@ -228,6 +236,18 @@ class NvmlShaped : public Vendor {
     Enter(api_.minor);
     if (minor_(h, &minor) != kSuccess || minor > 1u << 20) return;
     nodes->push_back(std::string(api_.node_prefix) + std::to_string(minor));
+  }
+
+  // The device's PCI address ("%04x:%02x:%02x.0", as sysfs names it; NVML's function is always 0).
+  // Optional like the nodes: a failure leaves it unknown, never the device's error.
+  std::string Pci(nvmlDevice_t h) {
+    if (!pci_info_) return "";
+    PciInfo info{};
+    Enter(pci_info_name_);
+    if (pci_info_(h, &info) != kSuccess || info.bus > 0xff || info.device > 0x1f) return "";
+    char bdf[32];
+    std::snprintf(bdf, sizeof bdf, "%04x:%02x:%02x.0", info.domain, info.bus, info.device);
+    return bdf;
   }
 
   // Utilisation and memory in use for samples. Optional: a failed or absurd answer is simply not
@@ -348,6 +368,8 @@ class NvmlShaped : public Vendor {
   MinorFn minor_ = nullptr;
   UtilizationFn utilization_ = nullptr;
   MemoryFn memory_ = nullptr;
+  PciInfoFn pci_info_ = nullptr;
+  const char* pci_info_name_ = nullptr;
   std::vector<size_t> strides_;
 };
 

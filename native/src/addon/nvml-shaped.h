@@ -43,6 +43,10 @@ struct NvmlShapedApi {
   // (docs/behaviour.md §26.2); nullptr, a library without them or a failed call: not reported.
   const char* utilization = nullptr;
   const char* memory = nullptr;
+  // …DeviceGetPciInfo (_v3, _v2, plain: domain, bus and device sit at the same offsets in every
+  // version of the struct, docs/driver-apis.md §1.3), for the device's NUMA node; nullptr, a
+  // library without it or a failed call: the address stays unknown.
+  const char* pci_info[3] = {nullptr, nullptr, nullptr};
 };
 
 // A Vendor for the library `api` describes (which must outlive it: use a static table).

@@ -30,6 +30,7 @@ constexpr NvmlShapedApi kNvml = {
     /*node_prefix=*/"/dev/nvidia",
     /*utilization=*/"nvmlDeviceGetUtilizationRates",
     /*memory=*/"nvmlDeviceGetMemoryInfo",
+    /*pci_info=*/{"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"},
 };
 
 }  // namespace

@@ -93,7 +93,8 @@ class RocmSmi : public Vendor {
       d.id = i;
       d.error = UniqueId(i, &d.uuid);
       if (d.error.empty()) d.error = Name(i, &d.name);
-      if (d.error.empty()) d.nodes = Nodes(i);
+      if (d.error.empty()) d.pci = PciAddress(Pci(i));
+      if (d.error.empty()) d.nodes = DrmNodes(d.pci);
       out->push_back(std::move(d));
     }
     return "";
@@ -144,18 +145,18 @@ class RocmSmi : public Vendor {
     return "";
   }
 
-  // The HCU's DRM nodes (card, renderD) from its PCI address, rsmi_dev_pci_id_get's
-  // domain<<32 | partition<<28 | bus<<8 | device<<3 | function (docs/driver-apis.md §6); a failed
-  // call leaves them unknown (docs/behaviour.md §24.8).
-  std::vector<std::string> Nodes(uint32_t index) {
-    if (!pci_id_) return {};
+  // The HCU's PCI address (its DRM nodes, card and renderD, are listed under it, and its NUMA
+  // node), from rsmi_dev_pci_id_get's domain<<32 | partition<<28 | bus<<8 | device<<3 | function
+  // (docs/driver-apis.md §6); a failed call leaves them unknown (docs/behaviour.md §24.8).
+  std::string Pci(uint32_t index) {
+    if (!pci_id_) return "";
     uint64_t id = 0;
     Enter("rsmi_dev_pci_id_get");
-    if (pci_id_(index, &id) != kSuccess) return {};
+    if (pci_id_(index, &id) != kSuccess) return "";
     char bdf[32];
     std::snprintf(bdf, sizeof bdf, "%04x:%02x:%02x.%x", static_cast<unsigned>((id >> 32) & 0xffffffffu),
                   static_cast<unsigned>((id >> 8) & 0xffu), static_cast<unsigned>((id >> 3) & 0x1fu), static_cast<unsigned>(id & 0x7u));
-    return DrmNodes(bdf);
+    return bdf;
   }
 
   std::string Name(uint32_t index, std::string* out) {

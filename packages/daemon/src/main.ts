@@ -99,6 +99,7 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
   // Each job's cgroup (docs/behaviour.md §24.3). XLURM_CGROUP_ROOT comes from the daemon's own
   // environment (tests, unusual mounts), never from a job's.
   const limits = JobLimits.forHost(home, euid === 0, () => resourcesOf(core.cfg), logLine, process.env.XLURM_CGROUP_ROOT || undefined);
+  limits.numaNodeOf = (d) => devices.numaNodeOf(d); // a job's CPUs near its devices' NUMA node
   const runner = new Runner(home, stepdPath(), euid === 0, {
     finished: (id, o) => core.complete(id, o),
     deferred: (id, reason) => core.deferStart(id, reason),

@@ -86,3 +86,37 @@ if (built) {
     t.same(native.deviceDiscover(h, 2000).map((r) => r.nodes), [undefined, ['/dev/alixpu_ppu3']]);
   });
 }
+
+// The device's PCI address as sysfs names it (`pci`), for its NUMA node (docs/behaviour.md §24.3):
+// NVML's nvmlDeviceGetPciInfo, Hygon's rsmi_dev_pci_id_get, MetaX's bdfId; absent where unknown.
+if (built) {
+  t.test('NVML: nvmlDeviceGetPciInfo gives the PCI address in sysfs form', async (t) => {
+    const fake = fakeLibrary(t, 'nvidia', ['device 0 GPU-0000 a', 'device 1 GPU-0001 b', 'pci 0 0000:3B:00.0', 'pci 1 0001:af:1f.0']);
+    Object.assign(process.env, fake.env);
+    const h = native.deviceOpen('nvidia', [fake.library], 2000);
+    t.teardown(() => native.deviceClose(h, 2000));
+    const raws = native.deviceDiscover(h, 2000);
+    t.same(raws.map((r) => r.pci), ['0000:3b:00.0', '0001:af:1f.0']);
+    t.same(raws.map((r) => r.error), [null, null]);
+  });
+
+  t.test('NVML: a GPU whose PCI information is not supported has no address, and is no error', async (t) => {
+    const fake = fakeLibrary(t, 'nvidia', ['device 0 GPU-0000 a', 'device 1 GPU-0001 b', 'pci 1 0000:04:00.0', 'fail nvmlDeviceGetPciInfo 999 1']);
+    Object.assign(process.env, fake.env);
+    const h = native.deviceOpen('nvidia', [fake.library], 2000);
+    t.teardown(() => native.deviceClose(h, 2000));
+    const raws = native.deviceDiscover(h, 2000);
+    t.same(raws.map((r) => r.pci), [undefined, undefined]);
+    t.same(raws.map((r) => r.error), [null, null]);
+    t.notOk('pci' in raws[0]!, 'the key is absent, as nodes is');
+  });
+
+  t.test('Hygon HCU: the PCI address from rsmi_dev_pci_id_get', async (t) => {
+    const fake = fakeLibrary(t, 'hcu', ['device 0 0x1001 HCU K100', 'device 1 0x1002 HCU K100']);
+    Object.assign(process.env, fake.env);
+    const h = native.deviceOpen('hcu', [fake.library], 2000);
+    t.teardown(() => native.deviceClose(h, 2000));
+    const raws = native.deviceDiscover(h, 2000);
+    t.equal(raws[1]!.pci, '0000:21:00.0');
+  });
+}

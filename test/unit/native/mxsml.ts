@@ -45,8 +45,8 @@ if (!built) {
     fake.write([...gpus(2), `vf 2 ${uuid(7)} "MXC500 VF"`, `device 3 ${uuid(3)} MXC500`, 'fail mxSmlGetDeviceInfo 6 3']);
     let h = open();
     t.same(native.deviceDiscover(h, 2000), [
-      { id: 0, uuid: uuid(0), name: 'MXC500', npu: null, chip: null, error: null },
-      { id: 1, uuid: uuid(1), name: 'MXC500', npu: null, chip: null, error: null },
+      { id: 0, uuid: uuid(0), name: 'MXC500', npu: null, chip: null, pci: '0000:10:00.0', error: null },
+      { id: 1, uuid: uuid(1), name: 'MXC500', npu: null, chip: null, pci: '0000:11:00.0', error: null },
       { id: 2, uuid: uuid(7), name: 'MXC500 VF', npu: null, chip: null, error: 'a virtual function (VF); the physical GPUs are managed' },
       { id: 3, uuid: '', name: '', npu: null, chip: null, error: 'mxSmlGetDeviceInfo: Invalid device id (6)' },
     ]);

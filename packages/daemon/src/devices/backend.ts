@@ -49,6 +49,11 @@ export interface Backend {
    * a device (or a backend) without an entry names none.
    */
   readonly nodes?: ReadonlyMap<number, readonly string[]>;
+  /**
+   * Each device's NUMA node from its PCI address at discovery, by device id (docs/behaviour.md
+   * §24.3); a device (or a backend) without an entry: unknown.
+   */
+  readonly numa?: ReadonlyMap<number, number>;
   /** Query the given devices (by id). Must resolve, never reject, within its deadline. */
   probe(ids: readonly number[]): Promise<Map<number, ProbeResult>>;
   /** What the latest probes read besides the status, by device id (samples); absent: nothing. */

@@ -43,6 +43,7 @@ export class HealthCheckedBackend implements Backend {
   get kind(): Backend['kind'] { return this.inner.kind; }
   get devices(): readonly Device[] { return this.inner.devices; }
   get nodes(): Backend['nodes'] { return this.inner.nodes; }
+  get numa(): Backend['numa'] { return this.inner.numa; }
 
   async probe(ids: readonly number[]): Promise<Map<number, ProbeResult>> {
     const [results, report] = await Promise.all([this.inner.probe(ids), this.check(this.stopping.signal)]);

@@ -218,6 +218,11 @@ export class DeviceManager {
     return this.backends.find((b) => b.kind === d.kind)?.nodes?.get(d.id) ?? [];
   }
 
+  /** The device's NUMA node from discovery (docs/behaviour.md §24.3); null when unknown. */
+  numaNodeOf(d: Device): number | null {
+    return this.backends.find((b) => b.kind === d.kind)?.numa?.get(d.id) ?? null;
+  }
+
   /** A device's total memory as its library last reported it (bytes), if it does. */
   memoryTotal(d: Device): number | undefined {
     return this.backends.find((b) => b.kind === d.kind)?.readings?.().get(d.id)?.memoryTotal;

@@ -12,6 +12,7 @@ import {
   deviceClose, deviceDiscover, deviceOpen, deviceProbe,
   type DeviceHandle, type ProbeRow, type RawDevice,
 } from '@xlurm/native';
+import { pciNumaNode, sysfsRoot } from '../resources/numa';
 import type { Backend, BackendFactory, DeviceReading, ProbeResult } from './backend';
 import { busyPids } from './backend';
 
@@ -92,6 +93,22 @@ export function nodesOf(raws: readonly RawDevice[], devices: readonly Device[], 
   return out;
 }
 
+/**
+ * The devices' NUMA nodes from the PCI addresses discovery reported (docs/behaviour.md §24.3),
+ * read once from sysfs (XLURM_SYSFS_ROOT from the daemon's own environment replaces /sys);
+ * devices whose node is unknown have no entry.
+ */
+export function numaOf(raws: readonly RawDevice[], devices: readonly Device[], env: NodeJS.ProcessEnv): Map<number, number> {
+  const sysfs = sysfsRoot(env);
+  const out = new Map<number, number>();
+  for (const d of devices) {
+    const pci = raws.find((r) => r.id === d.id)?.pci;
+    const node = pci ? pciNumaNode(pci, sysfs) : null;
+    if (node !== null) out.set(d.id, node);
+  }
+  return out;
+}
+
 function defaultDevice(kind: DeviceKind, raw: RawDevice): Device {
   return { kind, id: raw.id, name: raw.name, visible: raw.uuid, npu: raw.npu, chip: raw.chip };
 }
@@ -108,6 +125,7 @@ export class NativeBackend implements Backend {
     private readonly statusOf: (device: Device, row: ProbeRow | undefined) => ProbeResult,
     readonly groups?: readonly (readonly number[])[],
     readonly nodes?: ReadonlyMap<number, readonly string[]>,
+    readonly numa?: ReadonlyMap<number, number>,
   ) {}
 
   async probe(ids: readonly number[]): Promise<Map<number, ProbeResult>> {
@@ -172,6 +190,6 @@ export function nativeBackend(v: NativeVendor): BackendFactory {
       }
       devices.push(v.toDevice ? v.toDevice(raw) : defaultDevice(v.kind, raw));
     }
-    return new NativeBackend(v.kind, devices, handle, v.status ?? statusFromRow, groupsOf(raws, devices), nodesOf(raws, devices, env));
+    return new NativeBackend(v.kind, devices, handle, v.status ?? statusFromRow, groupsOf(raws, devices), nodesOf(raws, devices, env), numaOf(raws, devices, env));
   };
 }

@@ -503,10 +503,16 @@ function removeTree(dir: string): void {
   }
 }
 
-/** Pick `n` CPUs from `allowed`, distinct from those taken where the counts allow, else the least-shared. */
-export function pickCpus(n: number, allowed: readonly number[], taken: ReadonlySet<number>): number[] {
+/**
+ * Pick `n` CPUs from `allowed` (ascending): distinct from those taken where the counts allow,
+ * else the least-shared; among either, those `near` the job's devices first (their NUMA node's,
+ * docs/behaviour.md §24.3). Distinct CPUs come before near ones: `near` only orders, it never
+ * makes a pick fail or share a CPU that a free one could replace.
+ */
+export function pickCpus(n: number, allowed: readonly number[], taken: ReadonlySet<number>, near: ReadonlySet<number> = new Set()): number[] {
   if (n <= 0) return [];
-  const free = allowed.filter((c) => !taken.has(c));
-  if (free.length >= n) return free.slice(0, n);
-  return [...free, ...allowed.filter((c) => taken.has(c))].slice(0, Math.min(n, allowed.length)).sort((a, b) => a - b);
+  const nearFirst = (l: number[]) => [...l.filter((c) => near.has(c)), ...l.filter((c) => !near.has(c))];
+  const free = nearFirst(allowed.filter((c) => !taken.has(c)));
+  const shared = nearFirst(allowed.filter((c) => taken.has(c)));
+  return [...free, ...shared].slice(0, Math.min(n, allowed.length)).sort((a, b) => a - b);
 }

@@ -10,10 +10,11 @@
  * `require_cgroup` is set, never runs without its cgroup; any other job
  * whose cgroup cannot be made runs as before (the daemon logs why, once).
  */
-import type { Outcome } from '@xlurm/protocol';
+import type { Device, Outcome } from '@xlurm/protocol';
 import type { StoredJob } from '../store/store';
 import { Cgroups, EnforceError, oomError, pickCpus, type JobCgroup } from './cgroup';
 import { cgroupBases, detectLayout, underSystemd, type CgroupLayout } from './layout';
+import { cpusNear, sysfsRoot } from './numa';
 import type { ResourcesSettings } from './settings';
 
 export { EnforceError } from './cgroup';
@@ -26,6 +27,12 @@ export interface JobCgroupSpec { dirs: string[]; killFile: string | null }
 
 export class JobLimits {
   private warned = false;
+  /**
+   * A device's NUMA node from discovery (null: unknown); main.ts sets it from the device
+   * manager. With `sysfs`, the CPUs of the job's devices' nodes are preferred for its CPU set.
+   */
+  numaNodeOf: (d: Device) => number | null = () => null;
+  sysfs = sysfsRoot(process.env);
 
   constructor(
     readonly cgroups: Cgroups,
@@ -58,7 +65,7 @@ export class JobLimits {
     const r = this.settings();
     const cpus = job.spec.cpus ?? 0;
     const limits = {
-      cpus, cpuset: cpus > 0 ? pickCpus(cpus, r.cpuList, this.cgroups.takenCpus()) : null,
+      cpus, cpuset: cpus > 0 ? pickCpus(cpus, r.cpuList, this.cgroups.takenCpus(), this.nearCpus(job.devices)) : null,
       mem: job.spec.mem ?? 0, memoryHighRatio: r.memoryHighRatio, swap: r.swap, pidsMax: r.pidsMax,
     };
     if (!this.cgroups.available) {
@@ -75,6 +82,12 @@ export class JobLimits {
       return null;
     }
     return { dirs: cg.dirs, killFile: cg.killFile };
+  }
+
+  /** The CPUs of the NUMA nodes of `devices` where known (docs/behaviour.md §24.3); empty: no preference. */
+  private nearCpus(devices: readonly Device[]): Set<number> {
+    if (devices.length === 0) return new Set();
+    return cpusNear(devices.map((d) => this.numaNodeOf(d)), this.sysfs);
   }
 
   /** The job did not start after all (it waits for a later start): its cgroup goes. */

@@ -2,7 +2,10 @@
 import t from 'tap';
 import type { Device } from '@xlurm/protocol';
 import type { ProbeRow } from '@xlurm/native';
-import { libraryPaths, statusFromRow } from '../../../../packages/daemon/src/devices/native-backend';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { libraryPaths, numaOf, statusFromRow } from '../../../../packages/daemon/src/devices/native-backend';
 
 const d: Device = { kind: 'nvidia', id: 3, name: 'Fake', visible: 'GPU-3', npu: null, chip: null };
 const row = (r: Partial<ProbeRow>): ProbeRow => ({ id: 3, uuid: 'GPU-3', processes: [], health: null, error: null, ...r });
@@ -28,4 +31,23 @@ t.test('statuses fail closed', async (t) => {
   t.same(statusFromRow(d, row({ uuid: null })), { status: 'unknown', error: 'device identity not reported' });
   t.same(statusFromRow(d, row({ processes: null })), { status: 'unknown', error: 'compute processes not reported' });
   t.same(statusFromRow(d, undefined), { status: 'unknown', error: 'device missing from the probe answer' });
+});
+
+t.test("NUMA nodes from the devices' PCI addresses, read once from the daemon's sysfs (docs/behaviour.md §24.3)", async (t) => {
+  const sysfs = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-numa-'));
+  t.teardown(() => fs.rmSync(sysfs, { recursive: true, force: true }));
+  const node = (bdf: string, text: string) => {
+    fs.mkdirSync(path.join(sysfs, 'bus/pci/devices', bdf), { recursive: true });
+    fs.writeFileSync(path.join(sysfs, 'bus/pci/devices', bdf, 'numa_node'), text);
+  };
+  node('0000:3b:00.0', '1\n');
+  node('0000:5e:00.0', '-1\n');
+  const devs = [0, 1, 2, 3].map((id): Device => ({ ...d, id, visible: `GPU-${id}` }));
+  const raws = [
+    { id: 0, uuid: 'GPU-0', name: 'a', npu: null, chip: null, error: null, pci: '0000:3b:00.0' },
+    { id: 1, uuid: 'GPU-1', name: 'b', npu: null, chip: null, error: null, pci: '0000:5e:00.0' },
+    { id: 2, uuid: 'GPU-2', name: 'c', npu: null, chip: null, error: null },
+    { id: 3, uuid: 'GPU-3', name: 'd', npu: null, chip: null, error: null, pci: '0000:af:00.0' },
+  ];
+  t.same([...numaOf(raws, devs, { XLURM_SYSFS_ROOT: sysfs })], [[0, 1]], '-1, no address and no sysfs entry: unknown');
 });

@@ -139,3 +139,15 @@ t.test('CPU sets: distinct CPUs where the counts allow, else the least shared', 
   t.same(pickCpus(3, [0, 1, 2, 3], new Set([0, 1, 2])), [0, 1, 3]);
   t.same(pickCpus(8, [0, 1], new Set()), [0, 1]);
 });
+
+t.test("CPU sets: the devices' NUMA node first, never at the cost of distinct CPUs (docs/behaviour.md §24.3)", async (t) => {
+  const node1 = new Set([4, 5, 6, 7]);
+  t.same(pickCpus(2, [0, 1, 2, 3, 4, 5, 6, 7], new Set(), node1), [4, 5], 'free CPUs of the node');
+  t.same(pickCpus(2, [0, 1, 2, 3, 4, 5, 6, 7], new Set([4, 5]), node1), [6, 7], 'the node\'s other free CPUs');
+  t.same(pickCpus(3, [0, 1, 2, 3, 4, 5, 6, 7], new Set([4, 5]), node1), [0, 6, 7], 'the node\'s free CPUs, then any free one');
+  t.same(pickCpus(2, [0, 1, 2, 3, 4, 5, 6, 7], new Set([4, 5, 6, 7]), node1), [0, 1], 'a full node: free CPUs elsewhere, not shared ones');
+  t.same(pickCpus(2, [0, 1, 4], new Set([0, 1, 4]), node1), [0, 4], 'all taken: the node\'s shared CPU first');
+  t.same(pickCpus(2, [0, 1, 2, 3], new Set(), node1), [0, 1], 'the node has none of the allowed CPUs: as without it');
+  t.same(pickCpus(1, [0, 1], new Set(), new Set([1])), [1]);
+  t.same(pickCpus(2, [0, 1, 2, 3], new Set([0])), [1, 2], 'no node known: as before');
+});
