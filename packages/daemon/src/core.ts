@@ -796,10 +796,16 @@ export class Core {
   persistUsage(): void {
     try {
       this.usage.persist(this.running.values(), Date.now() / 1000);
+      this.usageError = '';
     } catch (e) {
-      this.log(`cannot write fair-share usage: ${(e as Error).message}; will retry`);
+      // Once per spell of failures (a full disk), not every 30 s until there is room again.
+      const message = (e as Error).message;
+      if (message !== this.usageError) this.log(`cannot write fair-share usage: ${message}; will retry`);
+      this.usageError = message;
     }
   }
+  /** The last failure of persistUsage, already logged. */
+  private usageError = '';
 
   /** Before a pass: the running jobs' usage so far (at most once a second: the order needs no finer grain). */
   private accrueUsage(): void {

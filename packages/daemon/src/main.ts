@@ -151,6 +151,8 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
   fs.chmodSync(p.socket, euid === 0 ? 0o666 : 0o600);
   logLine(`xlurm daemon ${process.pid} serving ${p.socket} (backend ${cfg.backend}: ${devices.inventory.length} device(s), max-running ${cfg.maxRunning}; ` +
     `configuration ${cfg.source.file}${cfg.source.found ? '' : ', no such file: defaults'})`);
+  // Device isolation's off state is said now, with the serving line, not first at some later job start.
+  protection.announce();
   onHangup = () => {
     try {
       reloadConfig(core); // logs what changed

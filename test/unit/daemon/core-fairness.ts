@@ -62,6 +62,24 @@ t.test('fair share: the user who used less goes first; usage kept across a resta
   t.ok(after.usage >= 100, 'alice\'s usage survived the restart');
 });
 
+t.test('usage that cannot be written (a full disk) is logged once per spell, not at every timer', async (t) => {
+  const tc = await makeCore(t, { devices: 1 });
+  const j = await tc.core.submit(alice, spec({ count: 1 }));
+  await startedBy(tc, j.id);
+  const full = () => tc.store.db.exec(`CREATE TRIGGER full BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+  const told = () => tc.logs.filter((l) => l.startsWith('cannot write fair-share usage:'));
+  full();
+  tc.core.persistUsage();
+  tc.core.persistUsage();
+  t.same(told(), ['cannot write fair-share usage: cannot write the job database: database or disk is full; will retry'], 'once');
+  tc.store.db.exec('DROP TRIGGER full');
+  tc.core.persistUsage();
+  t.equal(told().length, 1, 'written again quietly');
+  full();
+  tc.core.persistUsage();
+  t.equal(told().length, 2, 'a new spell is said again');
+});
+
 t.test('fair share off: submission order again', async (t) => {
   const tc = await makeCore(t, { devices: 1 });
   tc.core.applyConfig({ ...tc.core.cfg, fairShare: false });

@@ -39,6 +39,8 @@ export class Sampler {
   private stmts: { device: Database.Statement; host: Database.Statement; oldDevice: Database.Statement; oldHost: Database.Statement } | undefined;
   /** The metrics file's last write failure, logged once until it works again. */
   private lastWriteError = '';
+  /** The last failure to record a sample (a full disk), logged once until a sample is recorded again. */
+  private lastRecordError = '';
   /** Resolves after each finished sample (tests). */
   onSample: (() => void) | undefined;
 
@@ -136,8 +138,12 @@ export class Sampler {
     try {
       // Inside the store's open group commit if there is one (committed with it), else a transaction of its own.
       if (db.inTransaction) write(); else db.transaction(write)();
+      this.lastRecordError = '';
     } catch (e) {
-      this.log(`cannot record a sample: ${(e as Error).message}`);
+      // Not one line per sample while the disk stays full; the next spell of failures is said again.
+      const message = (e as Error).message;
+      if (message !== this.lastRecordError) this.log(`cannot record a sample: ${message}`);
+      this.lastRecordError = message;
     }
   }
 }

@@ -15,6 +15,8 @@ import { LowMemoryGuard, cgroupMemoryUsage, cgroupProcs, type GuardJob, type Hos
 export interface HostProtection {
   isolation: DeviceIsolation;
   guard: LowMemoryGuard;
+  /** Logs isolation's off state (main.ts: right after the serving line); a daemon that makes no job cgroups says nothing. */
+  announce(): void;
   stop(): void;
 }
 
@@ -31,23 +33,39 @@ function guardDirs(cgroups: Cgroups, cg: JobCgroup): { memory?: string; procs?: 
 }
 
 /**
+ * Says that jobs run with visibility variables only, once per change of
+ * state: at start-up (with the serving line, so it is not the first line a
+ * daemon writes much later, once a job starts) and again as a job starts if
+ * a reload or the devices changed it. Where `require_cgroup` fails such
+ * starts instead, it says nothing.
+ */
+export function isolationNotice(isolation: DeviceIsolation, requireCgroup: () => boolean, log: (msg: string) => void): () => void {
+  let told = 'on';
+  return () => {
+    const why = isolation.offReason();
+    if (why === null) return;
+    if (requireCgroup() && why.startsWith('no devices cgroup controller')) return;
+    const state = `off (${why})`;
+    if (state === told) return;
+    told = state;
+    log(`jobs run with visibility variables only: device isolation: ${state}`);
+  };
+}
+
+/**
  * The cgroup layer's isolation hook. Rules the job's cgroup will not take
  * throw (the layer then fails the start, or runs the job without its cgroup,
  * as the job's limits require). Isolation that is off runs the job with its
  * visibility variables only, except where `require_cgroup` is set and the
  * host cannot carry device rules at all: then the start fails too.
  */
-export function isolationHook(isolation: DeviceIsolation, requireCgroup: () => boolean, log: (msg: string) => void): IsolationHook {
-  let told = 'on';
+export function isolationHook(isolation: DeviceIsolation, requireCgroup: () => boolean, log: (msg: string) => void,
+  notice = isolationNotice(isolation, requireCgroup, log)): IsolationHook {
   return (cg, devs) => {
     if (isolation.apply(isolationDirs(cg), devs) !== 'off') return;
     const why = isolation.offReason() ?? '';
     if (requireCgroup() && why.startsWith('no devices cgroup controller')) throw new Error(why);
-    // Said once per change of state, not for every job.
-    if (isolation.state() !== told) {
-      told = isolation.state();
-      log(`jobs run with visibility variables only: device isolation: ${told}`);
-    }
+    notice();
   };
 }
 
@@ -70,7 +88,11 @@ export function startHostProtection(core: Core, devices: DeviceManager, o: Prote
     support: findMounts(),
   });
   core.isolation = isolation;
-  if (cgroups) cgroups.isolation = isolationHook(isolation, () => resourcesOf(core.cfg).requireCgroup, o.log);
+  const requireCgroup = () => resourcesOf(core.cfg).requireCgroup;
+  const notice = isolationNotice(isolation, requireCgroup, o.log);
+  if (cgroups) cgroups.isolation = isolationHook(isolation, requireCgroup, o.log, notice);
+  // Only where jobs get cgroups (the hook runs): elsewhere isolation was never said to be off in the log.
+  const announce = () => { if (cgroups?.available) notice(); };
   const guard = new LowMemoryGuard({
     settings: () => {
       const r = resourcesOf(core.cfg);
@@ -88,7 +110,7 @@ export function startHostProtection(core: Core, devices: DeviceManager, o: Prote
   });
   guard.start();
   current = guard;
-  return { isolation, guard, stop: () => { guard.stop(); if (current === guard) current = undefined; } };
+  return { isolation, guard, announce, stop: () => { guard.stop(); if (current === guard) current = undefined; } };
 }
 
 let current: LowMemoryGuard | undefined;

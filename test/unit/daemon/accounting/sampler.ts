@@ -86,6 +86,30 @@ t.test('a metrics file that cannot be written is logged once and sampling goes o
   t.equal((tc.store.db.prepare('SELECT count(*) AS n FROM host_samples').get() as { n: number }).n, 2);
 });
 
+t.test('a sample that cannot be recorded (a full disk) is logged once per spell, and sampling goes on', async (t) => {
+  const tc = await makeCore(t, { devices: 1 });
+  const logs: string[] = [];
+  const s = new Sampler(tc.core, { readings: () => new Map() }, (m) => logs.push(m));
+  t.teardown(() => s.stop());
+  const full = () => tc.store.db.exec(`CREATE TRIGGER full BEFORE INSERT ON host_samples BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+  const count = () => (tc.store.db.prepare('SELECT count(*) AS n FROM host_samples').get() as { n: number }).n;
+  full();
+  const first = sampled(s);
+  s.configure({ sampleInterval: 3600, retentionSecs: 1000, metricsFile: '' });
+  await first;
+  await s.sample();
+  await s.sample();
+  t.same(logs, ['cannot record a sample: database or disk is full'], 'once, not every sample');
+  tc.store.db.exec('DROP TRIGGER full');
+  await s.sample();
+  t.equal(count(), 1, 'recorded again once there is room');
+  t.equal(logs.length, 1, 'quietly');
+  full();
+  await s.sample();
+  t.equal(logs.length, 2, 'a new spell of failures is said again');
+  t.equal(count(), 1);
+});
+
 /** A library whose every call hangs: its probe never answers. */
 class HungBackend implements Backend {
   readonly kind = 'nvidia' as const;
