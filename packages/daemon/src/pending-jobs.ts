@@ -17,6 +17,7 @@
  */
 import type { Reason } from '@xlurm/protocol';
 import type { Pass, PendingJob } from './scheduler/schedule';
+import type { QueueWalk } from './scheduler/pending-job';
 import { compareBuckets, compareKeys, type BucketKey, type UsageOf } from './scheduler/order';
 import type { StoredJob } from './store/store';
 
@@ -156,17 +157,19 @@ export class PendingJobs extends Map<number, StoredJob> {
    * a deferred start going back); the owners are merged by their heads,
    * with `usage` (owner name → decayed usage; absent: fair share off).
    */
-  ordered(usage?: UsageOf): IterableIterator<StoredJob> & { skipOwner(): void } {
+  ordered(usage?: UsageOf): IterableIterator<StoredJob> & QueueWalk {
     return new OrderedWalk(this.owners.values(), usage);
   }
 
   /** `ordered`, as the scheduler sees the jobs (pendingJob), lazily. */
-  requests(usage?: UsageOf): IterableIterator<PendingJob> & { skipOwner(): void } {
+  requests(usage?: UsageOf): IterableIterator<PendingJob> & QueueWalk {
     const walk = this.ordered(usage);
     const r = { done: false, value: undefined as unknown as PendingJob };
-    const it: IterableIterator<PendingJob> & { skipOwner(): void } = {
+    const it: IterableIterator<PendingJob> & QueueWalk = {
       [Symbol.iterator]: () => it,
       skipOwner: () => walk.skipOwner(),
+      skipOwnerFrom: (count: number) => walk.skipOwnerFrom(count),
+      skipArray: (id: number) => walk.skipArray(id),
       next: () => {
         const n = walk.next();
         if (n.done) return { done: true, value: undefined };
@@ -242,20 +245,49 @@ class Cursor {
   p = 0; n = 0; c = 0; id = 0;
   /** Skipped for the rest of this walk (OrderedWalk.skipOwner). */
   dead = false;
+  /** Jobs asking for this many devices or more are skipped for the rest of this walk (OrderedWalk.skipOwnerFrom). */
+  maxCount = Infinity;
   private bi = -1;
   // The current bucket's jobs as an array (one native copy per bucket reached:
   // stepping a Map's iterator allocates a result per job).
   private jobs: StoredJob[] = [];
   private k = 0;
-  constructor(private readonly o: OwnerQueue, readonly usage: number) { this.advance(); }
+  /** `deadArrays`: the walk's skipped arrays (OrderedWalk.skipArray), shared by its cursors. */
+  constructor(private readonly o: OwnerQueue, readonly usage: number, private readonly deadArrays: ReadonlySet<number>) { this.advance(); }
 
-  /** Move to the next job; false when the owner has none left. */
+  /**
+   * Where the current bucket's jobs go on after the run of array `a`'s tasks
+   * from `k`: the tasks of an array have the ids id..id+count-1 (one
+   * transaction), so the run ends at the first job with a larger id, found
+   * by bisection: skipping 10k tasks costs no walk over them.
+   */
+  private pastArray(a: { id: number; count: number }): number {
+    const jobs = this.jobs;
+    const end = a.id + a.count;
+    let lo = this.k; let hi = jobs.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (jobs[mid]!.id < end) lo = mid + 1; else hi = mid; }
+    return lo;
+  }
+
+  /** Is the head one this walk now skips? */
+  stale(): boolean {
+    const j = this.head;
+    return !!j && (this.c >= this.maxCount || (this.deadArrays.size > 0 && j.array != null && this.deadArrays.has(j.array.id)));
+  }
+
+  /** Move to the next job not skipped; false when the owner has none left. */
   advance(): boolean {
     for (;;) {
       const j = this.jobs[this.k++];
-      if (j) { this.head = j; this.id = j.id; return true; }
+      if (j) {
+        // The bucket's count is over the owner's device room: none of its jobs (skipped at once, whatever its size).
+        if (this.c >= this.maxCount) { this.k = this.jobs.length; continue; }
+        if (this.deadArrays.size > 0 && j.array != null && this.deadArrays.has(j.array.id)) { this.k = this.pastArray(j.array); continue; }
+        this.head = j; this.id = j.id; return true;
+      }
       const b = this.o.keys[++this.bi];
       if (!b) { this.head = undefined; return false; }
+      if (b.count >= this.maxCount) { this.jobs = NO_JOBS; this.k = 0; continue; } // a bucket skipped whole
       if (!b.sorted) {
         b.jobs = new Map([...b.jobs].sort((x, y) => x[0] - y[0]));
         b.sorted = true;
@@ -267,6 +299,8 @@ class Cursor {
   }
 }
 
+const NO_JOBS: StoredJob[] = [];
+
 const before = (a: Cursor, b: Cursor) => compareKeys(a.p, a.n, a.usage, a.c, a.id, b.p, b.n, b.usage, b.c, b.id) < 0;
 
 /**
@@ -275,13 +309,15 @@ const before = (a: Cursor, b: Cursor) => compareKeys(a.p, a.n, a.usage, a.c, a.i
  * job. An iterator object rather than a generator: a pass may pull 10k jobs
  * through it, and each generator step costs several times a plain call.
  */
-class OrderedWalk implements IterableIterator<StoredJob> {
+class OrderedWalk implements IterableIterator<StoredJob>, QueueWalk {
   private readonly heap: Cursor[] = [];
   private readonly result: IteratorResult<StoredJob> = { done: false, value: undefined as unknown as StoredJob };
+  /** Arrays skipped for the rest of this walk (skipArray). */
+  private readonly deadArrays = new Set<number>();
 
   constructor(owners: Iterable<OwnerQueue>, usage: UsageOf | undefined) {
     for (const o of owners) {
-      const c = new Cursor(o, usage?.get(o.name) ?? 0);
+      const c = new Cursor(o, usage?.get(o.name) ?? 0, this.deadArrays);
       if (c.head) this.heap.push(c);
     }
     for (let i = (this.heap.length >> 1) - 1; i >= 0; i--) this.down(i);
@@ -300,9 +336,30 @@ class OrderedWalk implements IterableIterator<StoredJob> {
    */
   skipOwner(): void { if (this.last) this.last.dead = true; }
 
+  /**
+   * Skip the last job's owner's jobs that ask for `count` devices or more:
+   * the owner's device limit leaves room for fewer (docs/behaviour.md §22.4),
+   * and their holding only grows in a pass. Whole buckets go at once (the
+   * count is part of a bucket's key), so this costs per bucket, not per job.
+   */
+  skipOwnerFrom(count: number): void { if (this.last) this.last.maxCount = Math.min(this.last.maxCount, count); }
+
+  /**
+   * Skip the rest of array `id`'s tasks: its throttle is reached
+   * (docs/behaviour.md §23.2), and its running tasks only grow in a pass. A
+   * task of it met later is passed over without leaving the queue's cursor.
+   */
+  skipArray(id: number): void { this.deadArrays.add(id); }
+
   next(): IteratorResult<StoredJob> {
     const h = this.heap;
-    while (h[0]?.dead) {
+    // Heads a skip made stale move on (their key only grows: a sift down
+    // keeps the heap); a skipped or spent owner leaves it. Other owners'
+    // stale heads are dealt with when they reach the top.
+    while (h.length) {
+      const t = h[0]!;
+      if (!t.dead && !t.stale()) break;
+      if (!t.dead && t.advance()) { this.down(0); continue; }
       const last = h.pop()!;
       if (h.length === 0) break;
       h[0] = last;

@@ -108,3 +108,34 @@ t.test('a pass skips the rest of an owner at their running-jobs limit (docs/beha
   t.same(seen, [1, 2, 5, 6], 'u1\'s jobs 3 and 4 are not walked');
   t.same([...p.ordered()].map((j) => j.id), [1, 2, 3, 4, 5, 6], 'the next walk sees every job again');
 });
+
+t.test('a pass skips an owner\'s jobs over their device room, and the rest of an array at its throttle, without walking them', async (t) => {
+  const p = new PendingJobs();
+  const of = (id: number, uid: number, count: number, array?: { id: number; count: number }) =>
+    ({ id, owner: { uid, gid: uid, name: `u${uid}` }, spec: { count }, ...(array ? { array } : {}) }) as unknown as StoredJob;
+  // u1: 4-device jobs 1-2, 2-device jobs 3-4, 1-device jobs 5-6 (walked larger first); u2: job 7.
+  for (const [id, c] of [[1, 4], [2, 4], [3, 2], [4, 2], [5, 1], [6, 1]] as const) p.set(id, of(id, 1, c));
+  p.set(7, of(7, 2, 1));
+  const walk = p.ordered(new Map([['u1', 0], ['u2', 5]]));
+  const seen: number[] = [];
+  for (let r = walk.next(); !r.done; r = walk.next()) {
+    seen.push(r.value.id);
+    if (r.value.id === 1) walk.skipOwnerFrom(2); // room for 1 device left
+  }
+  t.same(seen, [1, 5, 6, 7], 'u1\'s jobs of 2 devices or more are not walked');
+  // An array 10-19 (throttled), with another job of the same owner between its runs in id order.
+  const q = new PendingJobs();
+  const arr = { id: 10, count: 10 };
+  for (let id = 10; id < 20; id++) q.set(id, of(id, 1, 1, arr));
+  q.set(20, of(20, 1, 1));
+  q.set(21, of(21, 1, 1, { id: 21, count: 2 }));
+  q.set(22, of(22, 1, 1, { id: 21, count: 2 }));
+  const w2 = q.ordered();
+  const seen2: number[] = [];
+  for (let r = w2.next(); !r.done; r = w2.next()) {
+    seen2.push(r.value.id);
+    if (r.value.id === 11) w2.skipArray(10);
+  }
+  t.same(seen2, [10, 11, 20, 21, 22], 'the rest of array 10 is skipped; other jobs and arrays are not');
+  t.same([...q.ordered()].map((j) => j.id), [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22], 'the next walk sees every job again');
+});

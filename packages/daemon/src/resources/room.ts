@@ -6,7 +6,7 @@
  */
 import type { Job } from '@xlurm/protocol';
 import type { HostRoom } from '../scheduler/host-fit';
-import { readMeminfo } from './host';
+import { readMeminfo, type Meminfo } from './host';
 import { defaultResources, type ResourcesSettings } from './settings';
 
 let defaults: ResourcesSettings | undefined;
@@ -16,10 +16,15 @@ export function resourcesOf(cfg: { resources?: ResourcesSettings }): ResourcesSe
   return cfg.resources ?? (defaults ??= defaultResources());
 }
 
-export function hostRoom(r: ResourcesSettings, running: Iterable<Job>, meminfo = readMeminfo): HostRoom {
+/**
+ * MemAvailable is read (with `meminfo`) only when the pass first considers a
+ * job that asks for memory, at most once per pass: reading /proc/meminfo
+ * was half of a pass over a queue that asks for none (host-fit.ts).
+ */
+export function hostRoom(r: ResourcesSettings, running: Iterable<Job>, meminfo: () => Meminfo | null = readMeminfo): HostRoom {
   let usedCpus = 0;
   let usedMem = 0;
   for (const j of running) { usedCpus += j.spec.cpus ?? 0; usedMem += j.spec.mem ?? 0; }
-  const m = meminfo();
-  return { cpus: r.cpuList.length, usedCpus, memory: r.memory, usedMem, memAvailable: m ? m.available : null, minAvailable: r.minAvailable };
+  const readAvailable = () => meminfo()?.available ?? null;
+  return { cpus: r.cpuList.length, usedCpus, memory: r.memory, usedMem, memAvailable: null, readAvailable, minAvailable: r.minAvailable };
 }

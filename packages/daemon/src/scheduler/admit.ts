@@ -65,6 +65,16 @@ export function ownerAtJobLimit(job: PendingJob, s: AdmitState): boolean {
   return !!l && l.runningJobs > 0 && (s.byUser?.get(job.owner ?? '')?.jobs ?? 0) >= l.runningJobs;
 }
 
+/**
+ * How many more devices the job's owner may hold under their device limit
+ * (docs/behaviour.md §22.4), with this pass's starts; null: no such limit.
+ */
+export function ownerDeviceRoom(job: PendingJob, s: AdmitState): number | null {
+  const l = s.userLimits && limitsOf(s.userLimits, job.owner ?? '', job.uid ?? -1);
+  if (!l || l.devices <= 0) return null;
+  return l.devices - (s.byUser?.get(job.owner ?? '')?.devices ?? 0);
+}
+
 /** The pass started `job`: count it. */
 export function admitted(job: PendingJob, s: AdmitState): void {
   s.running++;

@@ -18,11 +18,26 @@ export interface HostRoom {
   usedMem: number;
   /** MemAvailable at decision time, less the memory of this pass's starts; null: unknown (not checked). */
   memAvailable: number | null;
+  /**
+   * MemAvailable not read yet: how to read it, called on the first job of
+   * the pass that asks for memory (then memAvailable holds its answer), so a
+   * pass in which no job asks for memory reads no file.
+   */
+  readAvailable?: (() => number | null) | undefined;
   /** `min_available`: what MemAvailable must keep beside a job's memory. */
   minAvailable: number;
 }
 
 type Shortage = 'cpus' | 'memory' | 'available';
+
+/** MemAvailable, read on first need (at most once per HostRoom). */
+function available(h: HostRoom): number | null {
+  if (h.readAvailable) {
+    h.memAvailable = h.readAvailable();
+    h.readAvailable = undefined;
+  }
+  return h.memAvailable;
+}
 
 function shortage(job: PendingJob, h: HostRoom): Shortage | null {
   const cpus = job.cpus ?? 0;
@@ -30,7 +45,8 @@ function shortage(job: PendingJob, h: HostRoom): Shortage | null {
   if (cpus > 0 && h.usedCpus + cpus > h.cpus) return 'cpus';
   if (mem > 0) {
     if (h.usedMem + mem > h.memory) return 'memory';
-    if (h.memAvailable !== null && h.memAvailable < mem + h.minAvailable) return 'available';
+    const a = available(h);
+    if (a !== null && a < mem + h.minAvailable) return 'available';
   }
   return null;
 }
@@ -45,7 +61,9 @@ export function takeHost(job: PendingJob, h: HostRoom): void {
   h.usedCpus += job.cpus ?? 0;
   const mem = job.mem ?? 0;
   h.usedMem += mem;
-  if (h.memAvailable !== null) h.memAvailable = Math.max(0, h.memAvailable - mem);
+  if (mem === 0) return;
+  const a = available(h);
+  if (a !== null) h.memAvailable = Math.max(0, a - mem);
 }
 
 const cpusOf = (n: number) => `${n} CPU${n === 1 ? '' : 's'}`;

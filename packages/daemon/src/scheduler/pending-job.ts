@@ -17,3 +17,18 @@ export interface PendingJob extends JobRequest {
   arrayId?: number;
   throttle?: number;
 }
+
+/**
+ * What a walk over the daemon's queue (pending-jobs.ts) lets a pass skip
+ * once it knows none of those jobs can start in it: all of them are still
+ * explained by the pass's end state (schedule.ts). Each applies to the job
+ * yielded last; a plain array of jobs has none of these.
+ */
+export interface QueueWalk {
+  /** The rest of its owner's jobs (at their running-jobs limit). */
+  skipOwner(): void;
+  /** Its owner's jobs asking for `count` devices or more (over their device limit). */
+  skipOwnerFrom(count: number): void;
+  /** The rest of array `id`'s tasks (at its throttle). */
+  skipArray(id: number): void;
+}

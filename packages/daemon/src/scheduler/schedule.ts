@@ -19,12 +19,12 @@
  */
 import type { Device, Reason } from '@xlurm/protocol';
 import { KINDS } from '@xlurm/protocol';
-import { admit, admitNone, admitted, explainAdmit, ownerAtJobLimit, type AdmitState } from './admit';
+import { admit, admitNone, admitted, explainAdmit, ownerAtJobLimit, ownerDeviceRoom, type AdmitState } from './admit';
 import type { HostRoom } from './host-fit';
 import { compareKeys, order, type UsageOf } from './order';
 import type { UserHolding, UserLimitTable } from './user-limits';
 import { describeBlock, deviceKey, deviceLabel, explainPlace, place, type DeviceBlock, type DeviceSituation, type Topology } from './place';
-import type { PendingJob } from './pending-job';
+import type { PendingJob, QueueWalk } from './pending-job';
 import { mayBackfill, reserveFor, type Availability, type Hold, type Reservation } from './reserve';
 import { SliceBook, explainShare, type SliceCards } from './sharing';
 
@@ -182,7 +182,7 @@ export function schedule(input: SchedulerInput): Pass {
   // fit later in it either. Keeps a pass cheap when many jobs wait for room
   // within one device group (docs/behaviour.md §21.5).
   const noFit = new Set<number | string>();
-  const walk = order(input.pending, input.usage)[Symbol.iterator]();
+  const walk: Iterator<PendingJob> & Partial<QueueWalk> = order(input.pending, input.usage)[Symbol.iterator]();
   for (let next = walk.next(); !next.done; next = walk.next()) {
     const job = next.value;
     if (admitNone(state)) break;
@@ -202,9 +202,17 @@ export function schedule(input: SchedulerInput): Pass {
     if (job.count >= minDevices) reservableLeft--;
     const refused = admit(job, state);
     if (refused) {
-      // An owner at their running-jobs limit can start nothing more in this pass: the queue
-      // (the daemon's, which can) skips the rest of their jobs.
-      if (refused === 'UserLimit' && ownerAtJobLimit(job, state)) (walk as { skipOwner?: () => void }).skipOwner?.();
+      // Jobs that cannot start in the rest of this pass either (limits only fill up in it):
+      // the queue (the daemon's, which can) skips them without walking them one by one.
+      // An owner at their running-jobs limit can start nothing more; one at their device
+      // limit nothing larger than the room left; an array at its throttle no more tasks.
+      if (refused === 'UserLimit') {
+        if (ownerAtJobLimit(job, state)) walk.skipOwner?.();
+        else {
+          const room = ownerDeviceRoom(job, state);
+          if (room !== null && job.count > room) walk.skipOwnerFrom?.(Math.max(1, room + 1));
+        }
+      } else if (refused === 'ArrayLimit') walk.skipArray?.(job.arrayId!);
       continue;
     }
     if (job.share) { // a slice of each device (docs/behaviour.md §25.2): never a card taken whole or reserved

@@ -3,6 +3,7 @@
 import t from 'tap';
 import { explainHost, fitsHost, takeHost, type HostRoom } from '../../../../packages/daemon/src/scheduler/host-fit';
 import { schedule, type PendingJob } from '../../../../packages/daemon/src/scheduler/schedule';
+import { hostRoom } from '../../../../packages/daemon/src/resources/room';
 
 const G = 1024 ** 3;
 const job = (id: number, cpus: number, mem: number): PendingJob => ({ id, count: 0, kind: null, timeLimit: null, cpus, mem });
@@ -29,4 +30,27 @@ t.test('a pass counts its own starts', async (t) => {
   });
   t.same(pass.decisions.map((d) => d.id), [1, 3], 'the second 12G job would pass the 20G the host gives jobs');
   t.same(pass.reasonOf(job(2, 0, 12 * G)), { code: 'Resources', message: 'needs 12G memory: 8G of 20G free' });
+});
+
+t.test('MemAvailable is read lazily: only when a job asking for memory is considered, once per pass', async (t) => {
+  const settings = { cpuList: [0, 1, 2, 3], memory: 20 * G, minAvailable: 8 * G } as Parameters<typeof hostRoom>[0];
+  let reads = 0;
+  const meminfo = () => { reads++; return { total: 32 * G, available: 17.5 * G }; };
+  const noMem = schedule({ pending: [job(1, 1, 0), job(2, 1, 0)], running: 0, maxRunning: 10, inventory: [], free: new Set(), host: hostRoom(settings, [], meminfo) });
+  t.same(noMem.decisions.map((d) => d.id), [1, 2]);
+  t.equal(noMem.reasonOf(job(3, 1, 0)), null);
+  t.equal(reads, 0, 'no job asks for memory: /proc/meminfo is not read');
+  const withMem = schedule({
+    pending: [job(1, 0, 1 * G), job(2, 0, 16 * G), job(3, 0, 2 * G)], running: 0, maxRunning: 10, inventory: [], free: new Set(),
+    host: hostRoom(settings, [], meminfo),
+  });
+  t.equal(reads, 1, 'read once for the whole pass');
+  t.same(withMem.decisions.map((d) => d.id), [1, 3], 'a start takes its memory off what was read');
+  t.same(withMem.reasonOf(job(2, 0, 16 * G)), { code: 'Resources', message: 'needs 16G memory: 6.5G available beyond the 8G floor' }, 'the reason words the value read, less this pass\'s starts');
+  t.equal(reads, 1, 'the reasons read nothing more');
+  const late = schedule({ pending: [job(1, 1, 0)], running: 0, maxRunning: 10, inventory: [], free: new Set(), host: hostRoom(settings, [], meminfo) });
+  t.same(late.reasonOf(job(5, 0, 16 * G)), { code: 'Resources', message: 'needs 16G memory: 9.5G available beyond the 8G floor' }, 'a job the pass never reached still gets the right reason');
+  t.equal(reads, 2);
+  const unknown = schedule({ pending: [job(1, 0, 1 * G)], running: 0, maxRunning: 10, inventory: [], free: new Set(), host: hostRoom(settings, [], () => null) });
+  t.same(unknown.decisions.map((d) => d.id), [1], 'MemAvailable unreadable: only the sums');
 });

@@ -3,6 +3,9 @@ import t from 'tap';
 import type { Device } from '@xlurm/protocol';
 import { deviceKey, type DeviceBlock } from '../../../../packages/daemon/src/scheduler/place';
 import { schedule, type PendingJob } from '../../../../packages/daemon/src/scheduler/schedule';
+import { PendingJobs, pendingJob } from '../../../../packages/daemon/src/pending-jobs';
+import { userLimitsFromFile } from '../../../../packages/daemon/src/scheduler/user-limits';
+import type { StoredJob as Stored } from '../../../../packages/daemon/src/store/store';
 
 const dev = (kind: Device['kind'], id: number): Device => ({ kind, id, name: `${kind} ${id}`, visible: `${kind}-${id}`, npu: null, chip: null });
 const inv = [dev('nvidia', 0), dev('nvidia', 1), dev('nvidia', 2), dev('nvidia', 3), dev('ascend', 0), dev('ascend', 1), dev('metax', 3)];
@@ -156,4 +159,40 @@ t.test('array throttles in a pass: each array starts up to its own %N, counting 
   t.same(pass.decisions.map((d) => d.id), [10, 20, 30], 'array 10 had one running: one more; array 20 one; the plain job');
   t.same(pass.reasonOf(a(12)), { code: 'MaxRunning', message: 'array 10 runs 2 tasks (limit 2)' });
   t.same(pass.reasonOf(b(21)), { code: 'MaxRunning', message: 'array 20 runs 1 task (limit 1)' }, 'the message is per array');
+});
+
+t.test('jobs the daemon\'s queue skips (owner over a device limit, array at its throttle) are not walked and keep their reasons', async (t) => {
+  const stored = (id: number, uid: number, count: number, array?: { id: number; count: number; throttle: number }) => ({
+    id, owner: { uid, gid: uid, name: `u${uid}` }, spec: { command: ['true'], cwd: '/', env: {}, name: 'x', count },
+    state: 'PENDING', devices: [], submitted_at: 1, started_at: null, result: null, reason: null,
+    ...(array ? { array: { ...array, index: id - array.id, min: 0, max: array.count - 1, params: null } } : {}),
+  }) as unknown as Stored;
+  const counting = (p: PendingJobs) => {
+    const walk = p.requests();
+    let n = 0;
+    const next = walk.next.bind(walk);
+    walk.next = () => { const r = next(); if (!r.done) n++; return r; };
+    return { walk, walked: () => n };
+  };
+  // u1 may hold 1 device: 100 jobs of 2 devices, then one of 1; u2 one job of 1.
+  const p = new PendingJobs();
+  for (let id = 1; id <= 100; id++) p.set(id, stored(id, 1001, 2));
+  p.set(101, stored(101, 1001, 1));
+  p.set(102, stored(102, 1002, 1));
+  const userLimits = userLimitsFromFile({ default: { devices: 1 } }, () => 0);
+  const a = counting(p);
+  const pass = schedule({ pending: a.walk, running: 0, maxRunning: 32, inventory: inv, free: allFree, userLimits, byUser: new Map() });
+  t.same(pass.decisions.map((d) => d.id).sort((x, y) => x - y), [101, 102], 'the small jobs of both users start');
+  t.ok(a.walked() <= 4, `u1's 2-device jobs after the first are skipped (walked ${a.walked()})`);
+  for (const id of [1, 2, 50, 100]) t.same(pass.reasonOf(pendingJob(p.get(id)!)), { code: 'UserLimit', message: 'u1001 runs 1 device (limit 1)' }, `job ${id}`);
+  // An array of 50 tasks throttled to 2, and a job of the same owner after it.
+  const q = new PendingJobs();
+  const arr = { id: 1, count: 50, throttle: 2 };
+  for (let id = 1; id <= 50; id++) q.set(id, stored(id, 1001, 1, arr));
+  q.set(51, stored(51, 1001, 1));
+  const b = counting(q);
+  const pass2 = schedule({ pending: b.walk, running: 0, maxRunning: 32, inventory: inv, free: allFree });
+  t.same(pass2.decisions.map((d) => d.id), [1, 2, 51], 'two tasks start, then the next job');
+  t.ok(b.walked() <= 4, `the array's tasks past its throttle are skipped (walked ${b.walked()})`);
+  for (const id of [3, 4, 50]) t.same(pass2.reasonOf(pendingJob(q.get(id)!)), { code: 'MaxRunning', message: 'array 1 runs 2 tasks (limit 2)' }, `task ${id}`);
 });
