@@ -135,15 +135,23 @@ export class Sampler {
       st.oldDevice.run(cutoff);
       st.oldHost.run(cutoff);
     };
-    try {
-      // Inside the store's open group commit if there is one (committed with it), else a transaction of its own.
-      if (db.inTransaction) write(); else db.transaction(write)();
-      this.lastRecordError = '';
-    } catch (e) {
-      // Not one line per sample while the disk stays full; the next spell of failures is said again.
-      const message = (e as Error).message;
-      if (message !== this.lastRecordError) this.log(`cannot record a sample: ${message}`);
-      this.lastRecordError = message;
-    }
+    const run = () => {
+      try {
+        db.transaction(write)();
+        this.lastRecordError = '';
+      } catch (e) {
+        // Not one line per sample while the disk stays full; the next spell of failures is said again.
+        const message = (e as Error).message;
+        if (message !== this.lastRecordError) this.log(`cannot record a sample: ${message}`);
+        this.lastRecordError = message;
+      }
+    };
+    // Never inside the store's open group commit: an error there (SQLITE_FULL,
+    // IOERR) can roll the whole transaction back, the jobs' writes with it,
+    // unknown to the store and its waiters. The store commits that batch at
+    // the end of this turn; the sample follows in a transaction of its own
+    // (or is skipped if a batch is open again by then: the next one comes).
+    if (db.inTransaction) setImmediate(() => { if (!db.inTransaction) run(); });
+    else run();
   }
 }

@@ -110,6 +110,25 @@ t.test('a sample that cannot be recorded (a full disk) is logged once per spell,
   t.equal(count(), 1);
 });
 
+t.test("a sample never joins the store's open batch: a failure that rolls the batch back takes no sample with it, and the sample none of the jobs' writes", async (t) => {
+  const tc = await makeCore(t, { devices: 1 });
+  const s = new Sampler(tc.core, { readings: () => new Map() }, () => undefined);
+  t.teardown(() => s.stop());
+  const first = sampled(s);
+  s.configure({ sampleInterval: 3600, retentionSecs: 1000, metricsFile: '' });
+  await first;
+  const count = () => (tc.store.db.prepare('SELECT count(*) AS n FROM host_samples').get() as { n: number }).n;
+  t.equal(count(), 1);
+  // A batch of the store's is open while the sample is taken; then it is
+  // rolled back whole, as SQLite does on SQLITE_FULL or an I/O error.
+  tc.store.db.exec('BEGIN');
+  await s.sample();
+  t.equal(count(), 1, 'not written into the open batch');
+  tc.store.db.exec('ROLLBACK');
+  await waitFor(() => count() === 2, { what: 'the sample, in a transaction of its own after the batch' });
+  t.equal(tc.store.db.inTransaction, false);
+});
+
 /** A library whose every call hangs: its probe never answers. */
 class HungBackend implements Backend {
   readonly kind = 'nvidia' as const;
