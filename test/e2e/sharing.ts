@@ -4,6 +4,7 @@
 // exact variables per vendor, the library loaded, private files removed, and the refusals.
 import t from 'tap';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fakeDaemon, info, waitMarker } from '../helpers/devices';
 import { buildFakePreload, fakeLibrary } from '../helpers/fixtures';
@@ -175,4 +176,32 @@ t.test('refusals: bad values, sharing off, a vendor without a library', async (t
   const shown = JSON.parse((await other.d.run('xlurm', ['config', 'show', '--json'])).stdout) as { config: Record<string, unknown> };
   t.same(shown.config.sharing, { enabled: true, ascend: { library: '/usr/local/lib/libvnpu.so', shared_region_dir: path.join(other.d.home, 'hami'), policy: 'spatial' } });
   t.match((await other.d.run('xlurm', ['config', 'show'])).stdout, 'ascend.library = "/usr/local/lib/libvnpu.so"');
+});
+
+t.test('a slice is accounted by its share of the card\'s memory: the device-seconds metric, xlurm stats, the report\'s data', async (t) => {
+  const lib = buildFakePreload();
+  const { d, dir } = await sharingDaemon(t, 'nvidia', [GPUS[0]!, MEM[0]!], nvTable(lib));
+  const marker = path.join(dir, 'go');
+  const user = os.userInfo().username;
+  const deviceSeconds = async () => {
+    const text = (await d.run('xlurm', ['metrics'])).stdout;
+    const m = new RegExp(`^xlurm_user_device_seconds_total\\{user="${user}"\\} (\\S+)$`, 'm').exec(text);
+    return m ? Number(m[1]) : 0;
+  };
+  const a = await d.batch(waitMarker(marker), ['--share', '4G']); // 4G of the card's 16G: a quarter of a device
+  const started = (await d.waitState(a, 'RUNNING')).started_at as number;
+  // While it runs: a quarter of a device-second per second (a whole device would be one per second).
+  const running = await waitFor(async () => { const v = await deviceSeconds(); return v > 0 ? v : undefined; }, { what: 'device seconds' });
+  t.ok(running <= 0.25 * (Date.now() / 1000 - started + 1), `${running} device-seconds after ${Math.round(Date.now() / 1000 - started)} s`);
+  fs.writeFileSync(marker, '');
+  const j = await d.waitState(a, 'COMPLETED');
+  const run = j.result.finished_at - j.started_at;
+  t.equal(await deviceSeconds(), run * 0.25, 'the counter: run time × 1/4');
+  const r = await d.run('xlurm', ['stats', '--json']);
+  const s = JSON.parse(r.stdout);
+  const hours = Math.round((run * 0.25 / 3600) * 1e6) / 1e6;
+  t.equal(s.users[0].device_hours, hours, 'xlurm stats: hours × share');
+  t.equal(s.host.device_hours, hours);
+  const data = (await d.request('report', { days: 1 }) as any).result;
+  t.equal(data.jobs.find((x: any) => x.id === a).device_weight, 0.25, 'the report\'s data carries the weight');
 });

@@ -490,7 +490,7 @@ export class Core {
     try {
       // All starts of this pass in one commit, durable before any spawn: a
       // crash after it fails these jobs, never reruns them.
-      for (const d of decisions) this.store.markRunning(d.id, d.devices, startedAt(d.id));
+      for (const d of decisions) this.store.markRunning(d.id, d.devices, startedAt(d.id), this.pending.get(d.id)!.spec.share);
       this.store.commit();
     } catch (e) {
       this.store.rollback(); // no half-started pass: every job stays PENDING

@@ -312,6 +312,7 @@ export const ReportJob = Type.Object({
   submitted_at: UnixSeconds,
   started_at: Nullable(UnixSeconds),
   finished_at: Nullable(UnixSeconds),
+  device_weight: Type.Optional(Type.Number({ minimum: 0, description: 'devices it is counted as in device time: its device count, or for a slice job its share of each card\'s memory (docs/behaviour.md §25.4); absent from older daemons: the count of devices' })),
 }, { additionalProperties: false });
 export type ReportJob = Static<typeof ReportJob>;
 

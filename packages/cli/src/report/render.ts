@@ -10,7 +10,7 @@
  */
 import type { ScaleLinear, ScaleTime } from 'd3-scale';
 import type { OpResult } from '@xlurm/protocol';
-import type { StatsTable } from './stats';
+import { deviceWeight, type StatsTable } from './stats';
 
 type ReportData = OpResult<'report'>;
 type D3Scale = typeof import('d3-scale');
@@ -116,13 +116,15 @@ function deviceTimeline(d3: D3, data: ReportData, colours: Map<string, string>, 
     const u = uidx.get(j.user)!;
     const c0 = Math.min(cols - 1, Math.floor((a - data.since) / colSecs));
     const c1 = Math.min(cols - 1, Math.floor((b - data.since) / colSecs));
+    // A slice holds part of each device: its share of the card's memory (docs/behaviour.md §25.4).
+    const part = deviceWeight(j) / j.devices.length;
     for (const dv of j.devices) {
       const h = held[dv]!;
       for (let c = c0; c <= c1; c++) {
         const lo = Math.max(a, data.since + c * colSecs);
         const hi = Math.min(b, data.since + (c + 1) * colSecs);
         if (hi > lo) {
-          h[u * cols + c] += hi - lo;
+          h[u * cols + c] += (hi - lo) * part;
           if (j.id < firstJob[dv]![c]!) firstJob[dv]![c] = j.id;
           if (j.id > lastJob[dv]![c]!) lastJob[dv]![c] = j.id;
         }
@@ -280,7 +282,7 @@ function utilisationPerDay(d3: D3, data: ReportData, colours: Map<string, string
       const lo = Math.max(a, d);
       const hi = Math.min(b, d + DAY);
       const row = rows[(d - firstDay) / DAY];
-      if (row && hi > lo) row[j.user] = row[j.user]! + (hi - lo) * j.devices.length;
+      if (row && hi > lo) row[j.user] = row[j.user]! + (hi - lo) * deviceWeight(j);
     }
   }
   const nDev = Math.max(1, data.devices.length);

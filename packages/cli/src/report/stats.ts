@@ -29,6 +29,14 @@ export interface StatsTable {
   host: { device_hours: number; available_device_hours: number; utilization: number } | null;
 }
 
+/**
+ * The devices a job counts as in device time: its device count, or a slice job's share of each
+ * card's memory (docs/behaviour.md §25.4); a daemon that does not send the weight: the count.
+ */
+export function deviceWeight(j: ReportData['jobs'][number]): number {
+  return j.device_weight ?? j.devices.length;
+}
+
 /** The p-quantile of sorted values, nearest rank (0 when empty). */
 export function nearestRank(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -51,7 +59,7 @@ export function statsFromReport(data: ReportData): StatsTable {
       const run = Math.max(0, j.finished_at - j.started_at);
       u.runs.push(run);
       u.waits.push(Math.max(0, j.started_at - j.submitted_at));
-      u.dev += (run * j.devices.length) / 3600;
+      u.dev += (run * deviceWeight(j)) / 3600;
     }
   }
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -76,7 +84,7 @@ function busySeconds(data: ReportData): number {
     if (j.started_at === null) continue;
     const a = Math.max(j.started_at, data.since);
     const b = Math.min(j.finished_at ?? data.until, data.until);
-    if (b > a) s += (b - a) * j.devices.length;
+    if (b > a) s += (b - a) * deviceWeight(j);
   }
   return s;
 }

@@ -54,6 +54,13 @@ function totals(db: Database.Database): TotalRow[] {
   return db.prepare(`SELECT name, label, value FROM metric_totals`).all() as TotalRow[];
 }
 
+/** The recorded device weights of the active slice jobs (through the active-state index). */
+function runningWeights(db: Database.Database): Map<number, number> {
+  const rows = db.prepare(`SELECT id, device_weight AS w FROM jobs WHERE state IN ('PENDING', 'RUNNING') AND device_weight IS NOT NULL`)
+    .all() as { id: number; w: number }[];
+  return new Map(rows.map((r) => [r.id, r.w]));
+}
+
 /**
  * Jobs per state: the history's from the store's running totals (a trigger
  * keeps them, so this never scans the jobs), the queue's from memory.
@@ -117,13 +124,20 @@ export function metricsText(core: Core, readings: ReadonlyMap<string, DeviceRead
     else if (r.name === 'wait_sum') waitSum = r.value;
     else if (r.name === 'wait_count') waitCount = r.value;
   }
-  // Running jobs count up to now; their completion adds the whole run to the stored total.
+  // Running jobs count up to now; their completion adds the whole run to the stored total. A slice
+  // counts at the device weight its start recorded, the rate its completion adds (docs/behaviour.md §25.4).
   const now = core.now();
+  let weights: Map<number, number> | undefined;
   for (const j of core.activeJobs()) {
     if (j.state !== 'RUNNING' || j.started_at === null || j.devices.length === 0) continue;
-    perUser.set(j.owner.name, (perUser.get(j.owner.name) ?? 0) + Math.max(0, now - j.started_at) * j.devices.length);
+    let rate = j.devices.length;
+    if (j.spec.share) {
+      weights ??= runningWeights(core.historyDb);
+      rate = weights.get(j.id) ?? rate;
+    }
+    perUser.set(j.owner.name, (perUser.get(j.owner.name) ?? 0) + Math.max(0, now - j.started_at) * rate);
   }
-  t.family('xlurm_user_device_seconds_total', 'counter', 'Device-seconds used per user (run time times devices), running jobs up to now.');
+  t.family('xlurm_user_device_seconds_total', 'counter', 'Device-seconds used per user (run time times devices; a slice: times its share of each card\'s memory), running jobs up to now.');
   for (const [user, v] of [...perUser].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
     t.sample('xlurm_user_device_seconds_total', { user }, v);
   }

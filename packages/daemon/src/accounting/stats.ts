@@ -11,6 +11,9 @@
  * The 95th percentile of the wait is read per user from `jobs_user_wait`
  * (ordered by wait), counting down from the longest: no sort of the window.
  * It covers the jobs the history still holds (`[daemon] retention`).
+ * A job's device-hours are its run time × its device weight, recorded when it
+ * started (a slice: its share of each card's memory, docs/behaviour.md §25.4;
+ * NULL: whole devices, its count).
  */
 import type Database from 'better-sqlite3';
 
@@ -57,7 +60,7 @@ const EDGE_SQL = `
          total(state = 'COMPLETED') AS completed, total(state = 'FAILED') AS failed, total(state = 'CANCELLED') AS cancelled,
          total(state = 'TIMED_OUT') AS timed_out, total(state = 'EXPIRED') AS expired, total(state = 'OUT_OF_MEMORY') AS out_of_memory,
          count(started_at) AS started, count(started_at) AS retained,
-         total(max(0, finished_at - started_at) * count) AS device_seconds,
+         total(max(0, finished_at - started_at) * ifnull(device_weight, count)) AS device_seconds,
          total(max(0, finished_at - started_at) * cpus) AS cpu_seconds,
          total(started_at - submitted_at) AS wait_seconds, total(max(0, finished_at - started_at)) AS run_seconds
     FROM jobs INDEXED BY jobs_stats

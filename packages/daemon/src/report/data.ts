@@ -19,9 +19,12 @@ const DAY = 86400;
 interface JobRow {
   id: number; owner_uid: number; owner_name: string; name: string; count: number; state: string;
   devices: string; submitted_at: number; started_at: number | null; finished_at: number | null;
+  device_weight: number | null;
 }
 
-const COLUMNS = 'id, owner_uid, owner_name, name, count, state, devices, submitted_at, started_at, finished_at';
+// device_weight: what a started slice job counts as in device time (its share of each card's memory,
+// recorded at its start; docs/behaviour.md §25.4); NULL for whole devices.
+const COLUMNS = 'id, owner_uid, owner_name, name, count, state, devices, submitted_at, started_at, finished_at, device_weight';
 
 /** One read-only connection per database file, opened on first use (the daemon has one file). */
 const connections = new Map<string, { db: Database.Database; stmts: Map<string, Database.Statement> }>();
@@ -82,11 +85,14 @@ export function reportData(q: ReportQuery): ReportData {
     if (i === undefined) { i = devices.length; devices.push(d); index.set(k, i); }
     return i;
   };
-  const jobs: ReportJob[] = rows.map((r) => ({
-    id: r.id, user: r.owner_name, uid: r.owner_uid, name: r.name, count: r.count, state: r.state as ReportJob['state'],
-    devices: r.devices === '[]' ? [] : (JSON.parse(r.devices) as Device[]).map(indexOf),
-    submitted_at: r.submitted_at, started_at: r.started_at, finished_at: r.finished_at,
-  }));
+  const jobs: ReportJob[] = rows.map((r) => {
+    const held = r.devices === '[]' ? [] : (JSON.parse(r.devices) as Device[]).map(indexOf);
+    return {
+      id: r.id, user: r.owner_name, uid: r.owner_uid, name: r.name, count: r.count, state: r.state as ReportJob['state'],
+      devices: held, submitted_at: r.submitted_at, started_at: r.started_at, finished_at: r.finished_at,
+      device_weight: r.device_weight ?? held.length,
+    };
+  });
   const samples = q.uid === undefined ? dailySamples(q, indexOf) : [];
   return { since: q.since, until: q.until, host: q.uid === undefined, devices, jobs, samples };
 }

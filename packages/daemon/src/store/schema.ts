@@ -202,6 +202,45 @@ export const MIGRATIONS: readonly string[] = [
    BEGIN
      UPDATE usage_daily SET removed_started = removed_started + 1 WHERE day = OLD.finished_at / 86400 AND uid = OLD.owner_uid;
    END;`,
+  // Card slices (docs/behaviour.md §25.4, §26.1): a job's device weight,
+  // written when it starts: the sum over its devices of its share of each
+  // card's memory as the library reported it then (a slice of 8G of a 16G
+  // card: 0.5). NULL for a whole-device job (and every row before this
+  // step): its device count. Statistics, the daily rollup and the
+  // Prometheus device seconds read it in place of the count, so the
+  // triggers and the covering index are made again with it.
+  `ALTER TABLE jobs ADD COLUMN device_weight REAL;
+   DROP INDEX jobs_stats;
+   CREATE INDEX jobs_stats ON jobs(finished_at, owner_uid, state, started_at, submitted_at, count,
+     cpus, owner_name, device_weight) WHERE finished_at IS NOT NULL;
+   DROP TRIGGER jobs_usage_daily;
+   CREATE TRIGGER jobs_usage_daily AFTER UPDATE OF state ON jobs
+     WHEN OLD.finished_at IS NULL AND NEW.finished_at IS NOT NULL
+   BEGIN
+     INSERT INTO usage_daily (day, uid, name, completed, failed, cancelled, timed_out, expired, out_of_memory,
+                              started, device_seconds, cpu_seconds, wait_seconds, run_seconds)
+     VALUES (NEW.finished_at / 86400, NEW.owner_uid, NEW.owner_name,
+             NEW.state = 'COMPLETED', NEW.state = 'FAILED', NEW.state = 'CANCELLED', NEW.state = 'TIMED_OUT',
+             NEW.state = 'EXPIRED', NEW.state = 'OUT_OF_MEMORY', NEW.started_at IS NOT NULL,
+             ifnull(max(0, NEW.finished_at - NEW.started_at) * ifnull(NEW.device_weight, NEW.count), 0),
+             ifnull(max(0, NEW.finished_at - NEW.started_at) * NEW.cpus, 0),
+             ifnull(NEW.started_at - NEW.submitted_at, 0), ifnull(max(0, NEW.finished_at - NEW.started_at), 0))
+     ON CONFLICT (day, uid) DO UPDATE SET
+       name = excluded.name, completed = completed + excluded.completed, failed = failed + excluded.failed,
+       cancelled = cancelled + excluded.cancelled, timed_out = timed_out + excluded.timed_out,
+       expired = expired + excluded.expired, out_of_memory = out_of_memory + excluded.out_of_memory,
+       started = started + excluded.started, device_seconds = device_seconds + excluded.device_seconds,
+       cpu_seconds = cpu_seconds + excluded.cpu_seconds, wait_seconds = wait_seconds + excluded.wait_seconds,
+       run_seconds = run_seconds + excluded.run_seconds;
+   END;
+   DROP TRIGGER jobs_metric_finish;
+   CREATE TRIGGER jobs_metric_finish AFTER UPDATE OF state ON jobs
+     WHEN OLD.state = 'RUNNING' AND NEW.finished_at IS NOT NULL AND NEW.started_at IS NOT NULL
+   BEGIN
+     INSERT INTO metric_totals(name, label, value)
+       VALUES ('user_device_seconds', NEW.owner_name, max(0, NEW.finished_at - NEW.started_at) * ifnull(NEW.device_weight, NEW.count))
+       ON CONFLICT(name, label) DO UPDATE SET value = value + excluded.value;
+   END;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

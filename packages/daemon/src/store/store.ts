@@ -19,6 +19,7 @@ import * as fs from 'node:fs';
 import type { ArrayMembership, ArrayRef, Device, Job, JobState, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
 import { XlurmError } from '@xlurm/protocol';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema';
+import { deviceRate } from '../sharing/weight';
 
 interface Row {
   id: number; owner_uid: number; owner_gid: number; owner_name: string; name: string;
@@ -223,7 +224,7 @@ export class Store {
                           VALUES (@uid, @gid, @oname, @name, @count, @kind, @device_ids, @spec, 'PENDING', @now, @cpus, @mem)`),
       get: db.prepare('SELECT * FROM jobs WHERE id = ?'),
       active: db.prepare(`SELECT * FROM jobs WHERE state IN ('PENDING', 'RUNNING') ORDER BY id`),
-      start: db.prepare(`UPDATE jobs SET state = 'RUNNING', devices = ?, started_at = ? WHERE id = ? AND state = 'PENDING'`),
+      start: db.prepare(`UPDATE jobs SET state = 'RUNNING', devices = ?, started_at = ?, device_weight = ? WHERE id = ? AND state = 'PENDING'`),
       unstart: db.prepare(`UPDATE jobs SET state = 'PENDING', devices = '[]', started_at = NULL WHERE id = ? AND state = 'RUNNING'`),
       finish: db.prepare(`UPDATE jobs SET state = ?, exit_code = ?, finished_at = ?, error = ?, peak_memory = ?, cpu_seconds = ?
                           WHERE id = ? AND state IN ('PENDING', 'RUNNING')`),
@@ -439,10 +440,16 @@ export class Store {
 
   allSummaries(): JobSummary[] { return (this.stmts.all.all() as Row[]).map(rowToSummary); }
 
-  /** PENDING → RUNNING in the open transaction; the caller commit()s before spawning. */
-  markRunning(id: number, devices: Device[], now: number): void {
+  /**
+   * PENDING → RUNNING in the open transaction; the caller commit()s before spawning. A slice job
+   * (`share`) records its device weight as its cards' memory is known now (docs/behaviour.md
+   * §25.4, §26.1: statistics and the device-seconds metric read it); a whole-device job: NULL,
+   * its device count.
+   */
+  markRunning(id: number, devices: Device[], now: number, share?: { mem: number } | null): void {
+    const weight = share && devices.length > 0 ? deviceRate(devices, share) : null;
     try {
-      const r = this.write(() => this.stmts.start.run(JSON.stringify(devices), now, id));
+      const r = this.write(() => this.stmts.start.run(JSON.stringify(devices), now, weight, id));
       if (r.changes !== 1) throw new Error(`job ${id} is not pending`);
     } catch (e) { throw storageError(e); }
   }

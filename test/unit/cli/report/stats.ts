@@ -1,6 +1,6 @@
 // The report's own stats table (docs/behaviour.md §26.1) for a daemon without the stats operation.
 import t from 'tap';
-import { nearestRank, statsFromReport } from '../../../../packages/cli/src/report/stats';
+import { deviceWeight, nearestRank, statsFromReport } from '../../../../packages/cli/src/report/stats';
 
 const DAY = 86400;
 const dev = (id: number) => ({ kind: 'nvidia' as const, id, name: 'H100', visible: `G${id}`, npu: null, chip: null });
@@ -34,4 +34,22 @@ t.test('figures per user over the jobs that ended in the window; the host utilis
   t.equal(statsFromReport({ ...data, host: false }).host, null, 'a user\'s report has no host line');
   t.equal(nearestRank([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.95), 10);
   t.equal(nearestRank([], 0.95), 0);
+});
+
+t.test('a slice job counts its device weight (its share of each card\'s memory); without one, its devices', async (t) => {
+  const since = 10 * DAY;
+  const until = since + DAY;
+  const base = { uid: 1000, user: 'alice', name: 'j', count: 2, state: 'COMPLETED' as const, devices: [0, 1], submitted_at: since };
+  const data = {
+    since, until, host: true, devices: [dev(0), dev(1)], samples: [],
+    jobs: [
+      { ...base, id: 1, started_at: since, finished_at: since + 7200, device_weight: 0.5 }, // 2 h × (1/4 + 1/4)
+      { ...base, id: 2, started_at: since, finished_at: since + 3600 }, // an older daemon's data: 2 devices
+    ],
+  };
+  const s = statsFromReport(data);
+  t.equal(s.users[0]!.device_hours, 1 + 2);
+  t.equal(s.host!.device_hours, 3);
+  t.equal(deviceWeight(data.jobs[0]!), 0.5);
+  t.equal(deviceWeight(data.jobs[1]!), 2);
 });

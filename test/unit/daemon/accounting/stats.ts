@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import type { Owner, Submission } from '@xlurm/protocol';
 import { Store } from '../../../../packages/daemon/src/store/store';
 import { usageStats } from '../../../../packages/daemon/src/accounting/stats';
+import { setCardMemory } from '../../../../packages/daemon/src/sharing/weight';
 
 const alice: Owner = { uid: 1000, gid: 1000, name: 'alice' };
 const bob: Owner = { uid: 1001, gid: 1001, name: 'bob' };
@@ -29,7 +30,7 @@ function job(s: Store, o: Owner, end: number, run: number, wait: number | null, 
   const count = over.count ?? 1;
   const submitted = wait === null ? end - 10 : end - run - wait;
   const j = s.insert(o, spec(over), submitted);
-  if (wait !== null) s.markRunning(j.id, Array.from({ length: count }, (_, i) => dev(i)), end - run);
+  if (wait !== null) s.markRunning(j.id, Array.from({ length: count }, (_, i) => dev(i)), end - run, over.share);
   s.finish(j.id, { state, exit_code: state === 'COMPLETED' ? 0 : 1, finished_at: end, error: null });
   return j.id;
 }
@@ -126,4 +127,27 @@ t.test('a long history is answered without reading its jobs', async (t) => {
   t.ok(ms < 200, `answered in ${ms.toFixed(1)} ms`);
   const plan = (s.db.prepare(`EXPLAIN QUERY PLAN SELECT uid FROM usage_daily WHERE day >= 1 AND day <= 2 GROUP BY uid`).all() as { detail: string }[]).map((p) => p.detail).join('; ');
   t.match(plan, /usage_daily/);
+});
+
+t.test('a slice job counts its share of each card\'s memory, in the statistics and the device-seconds total', async (t) => {
+  const G = 1024 ** 3;
+  // Cards 0 and 1 report 16G; card 2's total is not known (counted whole, as fair-share usage does).
+  setCardMemory((d) => (d.id < 2 ? 16 * G : undefined));
+  t.teardown(() => setCardMemory(() => undefined));
+  const s = store(t);
+  const share = (mem: number): Partial<Submission> => ({ share: { mem, compute: 100 } });
+  job(s, alice, NOW - 3 * DAY, 7200, 10, 'COMPLETED', { count: 2, ...share(4 * G) });  // 2 h × 2 × 1/4: 1 device-hour (daily summary)
+  job(s, alice, NOW - 600, 3600, 10, 'COMPLETED', { count: 1, ...share(8 * G) });      // 1 h × 1/2 (the partial day)
+  job(s, bob, NOW - 600, 3600, 10, 'COMPLETED', { count: 3, ...share(8 * G) });        // 1 h × (1/2 + 1/2 + 1 unknown)
+  job(s, bob, NOW - 3 * DAY, 3600, 10, 'COMPLETED', { count: 1 });                     // a whole device: 1
+  const weights = (s.db.prepare('SELECT device_weight AS w FROM jobs ORDER BY id').all() as { w: number | null }[]).map((r) => r.w);
+  t.same(weights, [0.5, 0.5, 2, null], 'recorded at the start; NULL for whole devices');
+  const r = usageStats(s.db, { since: NOW - 7 * DAY, until: NOW, host: true, devices: 3 });
+  t.same(r.users.map((u) => [u.user, u.device_hours]), [['alice', 1.5], ['bob', 3]]);
+  t.equal(r.host!.device_hours, 4.5);
+  const day = usageStats(s.db, { since: NOW - 6 * 3600, until: NOW, host: false, devices: 3, uid: alice.uid });
+  t.equal(day.users[0]!.device_hours, 0.5, 'hours × share, summed from the jobs of a partial day');
+  const totals = Object.fromEntries((s.db.prepare(`SELECT label, value FROM metric_totals WHERE name = 'user_device_seconds'`).all() as { label: string; value: number }[])
+    .map((x) => [x.label, x.value]));
+  t.same(totals, { alice: 2 * 3600 * 0.5 + 3600 * 0.5, bob: 3600 * 2 + 3600 }, 'xlurm_user_device_seconds_total\'s stored part');
 });

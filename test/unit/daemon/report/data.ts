@@ -4,6 +4,7 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import type { Device } from '@xlurm/protocol';
 import type { Scope as Tap } from '../../../helpers/tap';
 import { Store } from '../../../../packages/daemon/src/store/store';
@@ -46,8 +47,9 @@ t.test('the window: jobs not finished before it and submitted before its end; ow
   t.same(all.jobs.find((j) => j.id === 4)!.devices, [2]);
   t.same(all.jobs.find((j) => j.id === 3), {
     id: 3, user: 'bob', uid: 1001, name: 'job-of-bob', count: 2, state: 'FAILED', devices: [0, 1],
-    submitted_at: since + DAY, started_at: since + DAY + 5, finished_at: since + DAY + 50,
+    submitted_at: since + DAY, started_at: since + DAY + 5, finished_at: since + DAY + 50, device_weight: 2,
   }, 'no command, environment or directory');
+  t.equal(all.jobs.find((j) => j.id === 5)!.device_weight, 0, 'a pending job holds nothing');
   t.same(all.samples, [], 'no samples table: none');
 
   const alice = reportData({ db, since, until, uid: 1000, devices: [dev(0), dev(1)] });
@@ -86,4 +88,16 @@ t.test('on the worker thread: the same answer; a store that cannot be read is a 
   t.same(await reportDataOffLoop(q), reportData(q));
   t.same(await reportDataOffLoop({ ...q, uid: 1001 }), reportData({ ...q, uid: 1001 }));
   await t.rejects(reportDataOffLoop({ ...q, db: path.join(path.dirname(db), 'missing.db') }), { code: 'STORAGE', message: /^cannot read the job database for the report: / });
+});
+
+t.test('a slice job\'s device weight: what its start recorded (its share of each card\'s memory)', async (t) => {
+  const db = storeWith(t, [
+    [1000, 'alice', 'COMPLETED', [dev(0), dev(1)], since + 10, since + 20, since + 3620],
+    [1000, 'alice', 'COMPLETED', [dev(0)], since + 10, since + 20, since + 3620],
+  ]);
+  const w = new Database(db);
+  w.prepare('UPDATE jobs SET device_weight = 0.5 WHERE id = 1').run();
+  w.close();
+  const r = reportData({ db, since, until, uid: undefined, devices: [dev(0), dev(1)] });
+  t.same(r.jobs.map((j) => [j.id, j.device_weight]), [[1, 0.5], [2, 1]], 'NULL: whole devices, its count');
 });

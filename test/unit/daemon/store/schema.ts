@@ -50,6 +50,33 @@ t.test('a new database has the current schema without stepd_pid', async (t) => {
   t.ok(SCHEMA_VERSION >= 2);
   t.same(columns(db), ['id', 'owner_uid', 'owner_gid', 'owner_name', 'name', 'count', 'kind', 'device_ids', 'spec', 'state',
     'devices', 'submitted_at', 'started_at', 'finished_at', 'exit_code', 'error',
-    'cpus', 'mem', 'peak_memory', 'cpu_seconds', 'attempt', 'queued_at', 'array_id', 'array_task', 'priority', 'top']);
+    'cpus', 'mem', 'peak_memory', 'cpu_seconds', 'attempt', 'queued_at', 'array_id', 'array_task', 'priority', 'top', 'device_weight']);
   db.close();
+});
+
+t.test('the device-weight step: earlier jobs keep counting their devices; the rollups read the weight from then on', async (t) => {
+  const file = path.join(t.testdir(), 'xlurm.db');
+  const old = new Database(file);
+  for (const m of MIGRATIONS.slice(0, -1)) old.exec(m);
+  old.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  const spec = JSON.stringify({ command: ['true'], cwd: '/', env: {}, name: 'old', count: 2 });
+  const insert = old.prepare(`INSERT INTO jobs (owner_uid, owner_gid, owner_name, name, count, spec, state, devices, submitted_at, started_at)
+                              VALUES (1000, 1000, 'u', 'old', 2, ?, 'RUNNING', '[]', 10, 100)`);
+  insert.run(spec);
+  insert.run(spec);
+  old.close();
+  const store = new Store(file);
+  try {
+    store.finish(1, { state: 'COMPLETED', exit_code: 0, finished_at: 200, error: null });
+    store.db.prepare('UPDATE jobs SET device_weight = 0.5 WHERE id = 2').run(); // as a slice's start records it
+    store.finish(2, { state: 'COMPLETED', exit_code: 0, finished_at: 200, error: null });
+    store.commit();
+    const daily = store.db.prepare('SELECT device_seconds AS s FROM usage_daily').get() as { s: number };
+    t.equal(daily.s, 100 * 2 + 100 * 0.5, 'the daily summary: a row from before counts its devices');
+    const metric = store.db.prepare(`SELECT value FROM metric_totals WHERE name = 'user_device_seconds' AND label = 'u'`).get() as { value: number };
+    t.equal(metric.value, 250);
+    t.equal(store.db.pragma('integrity_check', { simple: true }), 'ok');
+  } finally {
+    store.close();
+  }
 });
