@@ -24,14 +24,18 @@ async function withConfig(t: Tap, toml: string, maxRunning = 32): Promise<Daemon
   return startDaemon(t, { maxRunning, args: ['--config', file] });
 }
 
-/** A CPU job that holds the only slot until the returned function is called. */
-async function holdSlot(t: Tap, d: Daemon): Promise<{ id: number; release(): void }> {
+/**
+ * A CPU job that holds the only slot until `release()`, which resolves once
+ * the job has ended: a supervisor still finishing (its result, its cgroup)
+ * while the teardown removes XLURM_HOME would race it.
+ */
+async function holdSlot(t: Tap, d: Daemon): Promise<{ id: number; release(): Promise<void> }> {
   const marker = path.join(tempDir(t), 'go');
-  const release = () => fs.writeFileSync(marker, '');
-  t.teardown(release);
+  const open = () => fs.writeFileSync(marker, '');
+  t.teardown(open);
   const id = await d.batch(waitMarker(marker), ['-g', '0']);
   await d.waitState(id, 'RUNNING');
-  return { id, release };
+  return { id, release: async () => { open(); await d.waitState(id, 'COMPLETED'); } };
 }
 
 t.test('-t durations; default and maximum time limits from [limits]', async (t) => {
@@ -73,7 +77,7 @@ t.test('--timeout: a job still pending then ends EXPIRED; xrun exits 75 with the
   const table = await d.run('xqueue', ['--all']);
   t.match(table.stdout, new RegExp(`^ *${id} .* EXPIRED `, 'm'), 'the table shows EXPIRED');
   t.equal((await d.job(holder.id)).state, 'RUNNING', 'the running job is untouched');
-  holder.release();
+  await holder.release();
 });
 
 t.test('default_queue_timeout applies to jobs without --timeout', async (t) => {
@@ -102,7 +106,7 @@ t.test('xrun --immediate: starts now, or 75 with the reason, or 69 when it can n
   t.equal(never.stderr, plain.stderr, "the core's message, unchanged");
   t.match(never.stderr, /^xlurm: /);
   t.equal((await d.jobs()).length, before, 'refused at submission: no job');
-  holder.release();
+  await holder.release();
 });
 
 t.test('a queue-wait timeout survives a daemon restart (deadline = submission + timeout)', async (t) => {
@@ -115,7 +119,7 @@ t.test('a queue-wait timeout survives a daemon restart (deadline = submission + 
   t.equal(j.result.error, 'not started within the queue-wait timeout of 3s');
   t.ok(j.result.finished_at - j.submitted_at >= 3, 'not before its timeout');
   t.equal((await d.job(holder.id)).state, 'RUNNING', 'the adopted running job is untouched');
-  holder.release();
+  await holder.release();
 });
 
 t.test('kill_grace: a job that traps SIGTERM lives on through the configured grace, then is killed', async (t) => {
