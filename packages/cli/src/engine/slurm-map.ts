@@ -244,7 +244,7 @@ export interface SlurmJob {
   working_directory?: string;
 }
 
-function stateText(j: SlurmJob): string {
+export function stateText(j: SlurmJob): string {
   if (Array.isArray(j.job_state)) return j.job_state[0] ?? 'PENDING';
   return j.job_state ?? j.state?.current ?? 'PENDING';
 }

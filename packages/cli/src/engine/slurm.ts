@@ -14,7 +14,7 @@ import { renderTable } from '../format/table';
 import { sleep } from '../sleep';
 import type { ClusterConfig } from './cluster';
 import type { Engine, InfoReport, SubmitContext } from './types';
-import { arrayCounts, jobOf, setArrayCounts, slurmOptions, summaryOf, type SlurmJob } from './slurm-map';
+import { arrayCounts, jobOf, mapState, setArrayCounts, slurmOptions, stateText, summaryOf, type SlurmJob } from './slurm-map';
 
 interface Ran { code: number | null; stdout: string; stderr: string }
 
@@ -48,6 +48,46 @@ function parseJobs(r: Ran, cmd: string): SlurmJob[] {
   } catch {
     throw new CliError(`${cmd}: unexpected output (not JSON)`);
   }
+}
+
+/** squeue -O fields, in order; Name last, so a name with the separator in it stays whole. */
+const COMPACT = ['JobID', 'ArrayJobID', 'ArrayTaskID', 'UserID', 'UserName', 'GroupID', 'State', 'Reason', 'SubmitTime',
+  'StartTime', 'EndTime', 'tres-per-node', 'tres-per-job', 'NumCPUs', 'MinMemory', 'Name'];
+
+/** MinMemory (`0`, `100M`, `2G`) in MiB. */
+function mebibytes(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)([KMGT]?)$/.exec(text);
+  if (!m) return null;
+  const f: Record<string, number> = { K: 1 / 1024, '': 1, M: 1, G: 1024, T: 1024 * 1024 };
+  return Math.round(Number(m[1]) * f[m[2]!]!);
+}
+
+/** squeue's compact listing as records, or undefined when it cannot be had (then --json is asked). */
+function compactJobs(all: boolean): SlurmJob[] | undefined {
+  const r = spawnSync('squeue', ['--noheader', ...(all ? ['--states=all'] : []), `--Format=${COMPACT.map((f, i) => (i < COMPACT.length - 1 ? `${f}:|` : `${f}:0`)).join(',')}`],
+    { encoding: 'utf8', maxBuffer: 1 << 30, env: { ...process.env, SLURM_TIME_FORMAT: '%s' } });
+  if (r.error || r.status !== 0) return undefined;
+  const out: SlurmJob[] = [];
+  for (const line of (r.stdout ?? '').split('\n')) {
+    if (!line) continue;
+    const f = line.split('|');
+    if (f.length < COMPACT.length) return undefined;
+    const name = f.slice(COMPACT.length - 1).join('|');
+    const v = (i: number) => (f[i] === 'N/A' || f[i] === '' ? undefined : f[i]);
+    const n = (i: number) => { const x = v(i); return x !== undefined && /^\d+$/.test(x) ? Number(x) : undefined; };
+    const id = n(0);
+    if (id === undefined) return undefined;
+    const task = v(2);
+    out.push({
+      job_id: id, name, user_id: n(3), user_name: v(4), group_id: n(5), job_state: v(6) ?? 'PENDING', state_reason: v(7),
+      submit_time: n(8), start_time: n(9), end_time: n(10), tres_per_node: v(11), tres_per_job: v(12), cpus: n(13),
+      memory_per_node: mebibytes(f[14] ?? ''),
+      array_job_id: task === undefined ? undefined : n(1),
+      array_task_id: task !== undefined && /^\d+$/.test(task) ? Number(task) : null,
+      array_task_string: task?.replace(/^\[|\]$/g, ''),
+    });
+  }
+  return out;
 }
 
 export class SlurmEngine implements Engine {
@@ -103,10 +143,18 @@ export class SlurmEngine implements Engine {
   }
 
   async queue(all: boolean): Promise<JobSummary[]> {
-    const r = slurm('squeue', ['--json', ...(all ? ['--states=all'] : [])]);
-    if (r.code !== 0) throw failure('squeue', r);
+    // squeue's compact listing first: 22.05's --json lists every job the controller holds and
+    // costs far more to write and parse (docs/performance.md, Client mode on Slurm). It names no
+    // allocated GRES indices, so when a started job has GRES, --json gives them; so it does for an
+    // array (its count takes in the finished tasks, which only --json lists).
+    // --all keeps --json: finished jobs' CPU counts are not what -O NumCPUs prints.
+    let records = all ? undefined : compactJobs(all);
+    if (!records || records.some((j) => j.array_job_id || (mapState(stateText(j)) !== 'PENDING' && (j.tres_per_node || j.tres_per_job)))) {
+      const r = slurm('squeue', ['--json', ...(all ? ['--states=all'] : [])]);
+      if (r.code !== 0) throw failure('squeue', r);
+      records = parseJobs(r, 'squeue');
+    }
     const rows = new Map<number, JobSummary>();
-    const records = parseJobs(r, 'squeue');
     for (const j of records) rows.set(j.job_id, summaryOf(j, this.cluster));
     if (all) {
       // Jobs the controller has forgotten are in the accounting database, where there is one.
