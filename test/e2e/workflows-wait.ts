@@ -129,6 +129,10 @@ t.test('notifications', async (t) => {
     t.equal(r.code, 0, r.stderr);
     const note = await waitFor(() => (fs.existsSync(out) && fs.readFileSync(out, 'utf8').endsWith('\n') ? fs.readFileSync(out, 'utf8') : undefined));
     t.equal(note, 'COMPLETED\n');
-    t.same(fs.readdirSync(d.jobsDir).filter((f) => f.includes('notify')), [], 'no notification file stays behind');
+    // The command's output comes before the supervisor's result (a temporary
+    // file renamed into place) and the daemon's removal of it: wait for those.
+    const notifyFiles = () => fs.readdirSync(d.jobsDir).filter((f) => f.includes('notify'));
+    await waitFor(() => notifyFiles().length === 0 || undefined, { what: 'the notification files to go' });
+    t.same(notifyFiles(), [], 'no notification file stays behind');
   });
 });
