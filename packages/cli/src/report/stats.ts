@@ -9,25 +9,11 @@ type ReportData = OpResult<'report'>;
 
 export const FINAL_STATES = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'EXPIRED', 'OUT_OF_MEMORY'] as const;
 
-export interface UserStatsRow {
-  user: string;
-  uid: number;
-  jobs: Record<string, number>;
-  device_hours: number;
-  cpu_hours: number;
-  wait_mean_s: number;
-  wait_p95_s: number;
-  run_mean_s: number;
-  success_rate: number;
-}
+/** A user's row of `xlurm stats --json` (docs/behaviour.md §26.1): the protocol's, as the daemon sends it. */
+export type UserStatsRow = StatsTable['users'][number];
 
-/** `xlurm stats --json` (docs/behaviour.md §26.1). */
-export interface StatsTable {
-  since: number;
-  until: number;
-  users: UserStatsRow[];
-  host: { device_hours: number; available_device_hours: number; utilization: number } | null;
-}
+/** `xlurm stats --json` (docs/behaviour.md §26.1): the daemon's `stats` answer. */
+export type StatsTable = OpResult<'stats'>;
 
 /**
  * The devices a job counts as in device time: its device count, or a slice job's share of each

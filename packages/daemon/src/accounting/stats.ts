@@ -16,28 +16,14 @@
  * NULL: whole devices, its count).
  */
 import type Database from 'better-sqlite3';
+import type { OpResult } from '@xlurm/protocol';
 
 /** The final states every row lists, in the CSV's column order (docs/behaviour.md §26.1). */
 export const FINAL_STATES = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'EXPIRED', 'OUT_OF_MEMORY'] as const;
 
-export interface UserStatsRow {
-  user: string;
-  uid: number;
-  jobs: Record<string, number>;
-  device_hours: number;
-  cpu_hours: number;
-  wait_mean_s: number;
-  wait_p95_s: number;
-  run_mean_s: number;
-  success_rate: number;
-}
-
-export interface StatsResult {
-  since: number;
-  until: number;
-  users: UserStatsRow[];
-  host: { device_hours: number; available_device_hours: number; utilization: number } | null;
-}
+/** A user's row and the whole answer: the protocol's `stats` result (docs/behaviour.md §26.1), defined once. */
+export type StatsResult = OpResult<'stats'>;
+export type UserStatsRow = StatsResult['users'][number];
 
 export interface StatsQuery {
   since: number;
