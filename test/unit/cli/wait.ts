@@ -2,7 +2,7 @@ import t from 'tap';
 import { waitJob, waitJobs, type WaitDeps } from '../../../packages/cli/src/wait';
 import { ConnectError } from '../../../packages/cli/src/client';
 
-/** A `follow` stream that ends each job with its code after a delay; counts streams open at once. */
+/** A `follow` stream that ends each job with its code a loop turn later; counts streams open at once. */
 function fake(codes: Record<number, number>, opts: { failFirst?: number } = {}) {
   let open = 0;
   let most = 0;
@@ -12,7 +12,7 @@ function fake(codes: Record<number, number>, opts: { failFirst?: number } = {}) 
     asked.push(args);
     if (fails > 0) { fails--; throw new ConnectError('daemon away'); }
     open++; most = Math.max(most, open);
-    await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => setImmediate(r)); // a turn of the loop: streams opened together overlap
     open--;
     if (!(args.id in codes)) return { job: null };
     return { job: { id: args.id, result: { exit_code: codes[args.id] } } };

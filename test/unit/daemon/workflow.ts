@@ -89,8 +89,11 @@ t.test('hold and release: reason Held, nothing changes for a list with a non-pen
   const b = await tc.core.submit(alice, spec({ dependency: `afterok:${r.id}` }));
   t.throws(() => tc.core.setHeld([b.id, r.id], true), { message: `cannot hold job ${r.id}: it is RUNNING` });
   t.notOk(tc.core.current(b.id)!.spec.hold, 'the list was refused as a whole');
-  // Held past its queue-wait timeout: not expired.
-  await new Promise((res) => setTimeout(res, 2200));
+  // Held past its queue-wait timeout: not expired. The witness has the same
+  // timeout, was submitted later and is not held: once it has expired, the
+  // expiry check has run past a's deadline too.
+  const witness = await tc.core.submit(alice, spec({ dependency: `afterok:${r.id}`, queue_timeout: 1 }));
+  await waitFor(() => tc.core.current(witness.id)!.state === 'EXPIRED', { what: 'the witness to expire', timeout: 5000 });
   t.equal(tc.core.current(a.id)!.state, 'PENDING');
   await tc.core.setHeld([a.id], true); // no change
   tc.core.setHeld([b.id], true);

@@ -63,8 +63,9 @@ t.test('"0" samples nothing; a reload that turns it on samples at once', async (
   const tc = await makeCore(t, { devices: 1 });
   const s = new Sampler(tc.core, { readings: () => new Map() }, () => undefined);
   t.teardown(() => s.stop());
+  // configure() starts its first sample synchronously when sampling is on: none may start here.
+  s.onSample = () => t.fail('sampled while off');
   s.configure({ sampleInterval: 0, retentionSecs: 1000, metricsFile: '' });
-  await new Promise((r) => setTimeout(r, 50));
   t.equal((tc.store.db.prepare('SELECT count(*) AS n FROM host_samples').get() as { n: number }).n, 0);
   const on = sampled(s);
   s.configure({ sampleInterval: 1, retentionSecs: 1000, metricsFile: '' });
