@@ -6,17 +6,16 @@
 // in xlurm status (and the off line from xinfo). As root on a host with cgroups (CI).
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { hasCgroups, removeCgroups } from '../helpers/cgroups';
 import { startDaemon, type Daemon } from '../helpers/daemon';
 import { fakeLibrary } from '../helpers/fixtures';
 import type { Scope as Tap } from '../helpers/tap';
 
 const isRoot = process.geteuid?.() === 0;
-const mounts = fs.existsSync('/proc/self/mountinfo') ? fs.readFileSync('/proc/self/mountinfo', 'utf8') : '';
-if (!isRoot || !/ - cgroup2? /.test(mounts)) {
+if (!isRoot || !hasCgroups) {
   t.plan(0, isRoot ? 'no cgroup hierarchy mounted' : 'needs root (CI runs as root)');
   process.exit(0);
 }
@@ -42,23 +41,11 @@ async function isolatedDaemon(t: Tap, toml = '', state = [...gpus(2), 'minor 0 0
   fs.writeFileSync(file, `[resources]\nmin_available = "0"\n${toml}`);
   let d: Daemon | undefined;
   // Runs after the daemon's own teardown: its (empty) cgroup directories go with the test.
-  t.teardown(() => { if (d) removeCgroupBases(d); });
+  t.teardown(() => { if (d) removeCgroups(d); });
   d = await startDaemon(t, { backend: 'nvidia', env: { ...fake.env, XLURM_DEV_DIR: dir }, args: ['--config', file] });
   return { d, nodes };
 }
 
-/** This daemon's cgroup directories (`<mount>/xlurm/<hash of the home>`), removed once its jobs are gone. */
-function removeCgroupBases(d: Daemon): void {
-  const inst = crypto.createHash('sha256').update(path.resolve(d.home)).digest('hex').slice(0, 12);
-  for (const line of mounts.split('\n')) {
-    if (!/ - cgroup2? /.test(line)) continue;
-    const base = path.join(line.split(' ')[4]!, 'xlurm', inst);
-    let names: string[] = [];
-    try { names = fs.readdirSync(base).filter((n) => n.startsWith('job-')); } catch { continue; }
-    for (const n of names) { try { fs.rmdirSync(path.join(base, n)); } catch { /* still exiting */ } }
-    try { fs.rmdirSync(base); } catch { /* not empty */ }
-  }
-}
 
 /** Opens each node once from inside a job; one line per node: `ok` or the error. */
 const probe = (nodes: readonly string[]) => nodes.map((n) => `head -c1 ${n} >/dev/null 2>/tmp/.e$$ && echo ok || sed 's/.*: //' /tmp/.e$$; rm -f /tmp/.e$$`).join('\n');

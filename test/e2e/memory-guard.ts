@@ -4,17 +4,16 @@
 // within its request is never stopped. As root on a host with cgroups (CI): the guard measures
 // jobs through their cgroups.
 import t from 'tap';
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { hasCgroups, removeCgroups } from '../helpers/cgroups';
 import { startDaemon, type Daemon } from '../helpers/daemon';
 import { waitFor } from '../helpers/wait';
 import type { Scope as Tap } from '../helpers/tap';
 
 const isRoot = process.geteuid?.() === 0;
-const mounts = fs.existsSync('/proc/self/mountinfo') ? fs.readFileSync('/proc/self/mountinfo', 'utf8') : '';
-if (!isRoot || !/ - cgroup2? /.test(mounts)) {
+if (!isRoot || !hasCgroups) {
   t.plan(0, isRoot ? 'no cgroup hierarchy mounted' : 'needs root (CI runs as root)');
   process.exit(0);
 }
@@ -25,24 +24,12 @@ function tempDir(t: Tap): string {
   return dir;
 }
 
-/** This daemon's cgroup directories (`<mount>/xlurm/<hash of the home>`), removed once its jobs are gone. */
-function removeCgroupBases(d: Daemon): void {
-  const inst = crypto.createHash('sha256').update(path.resolve(d.home)).digest('hex').slice(0, 12);
-  for (const line of mounts.split('\n')) {
-    if (!/ - cgroup2? /.test(line)) continue;
-    const base = path.join(line.split(' ')[4]!, 'xlurm', inst);
-    let names: string[] = [];
-    try { names = fs.readdirSync(base).filter((n) => n.startsWith('job-')); } catch { continue; }
-    for (const n of names) { try { fs.rmdirSync(path.join(base, n)); } catch { /* still exiting */ } }
-    try { fs.rmdirSync(base); } catch { /* not empty */ }
-  }
-}
 
 async function guardedDaemon(t: Tap, resources: string): Promise<Daemon> {
   const file = path.join(tempDir(t), 'xlurm.toml');
   fs.writeFileSync(file, `[resources]\nmin_available = "0"\n${resources}`);
   let d: Daemon | undefined;
-  t.teardown(() => { if (d) removeCgroupBases(d); });
+  t.teardown(() => { if (d) removeCgroups(d); });
   d = await startDaemon(t, { backend: 'none', args: ['--config', file] });
   return d;
 }

@@ -4,10 +4,10 @@
 // job, fail-closed starts, --immediate, and a limited job adopted across a daemon restart. As
 // root on a host with cgroups (CI); every cgroup a test makes is gone when it ends.
 import t from 'tap';
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { cgroupInstance, cgroupMounts, hasCgroups, removeCgroups } from '../helpers/cgroups';
 import { startDaemon, type Daemon } from '../helpers/daemon';
 import { waitFor } from '../helpers/wait';
 import { waitMarker } from '../helpers/devices';
@@ -15,8 +15,6 @@ import { fakeLibrary } from '../helpers/fixtures';
 import type { Scope as Tap } from '../helpers/tap';
 
 const isRoot = process.geteuid?.() === 0;
-const mounts = fs.existsSync('/proc/self/mountinfo') ? fs.readFileSync('/proc/self/mountinfo', 'utf8') : '';
-const hasCgroups = / - cgroup2? /.test(mounts);
 if (!isRoot || !hasCgroups) {
   t.plan(0, isRoot ? 'no cgroup hierarchy mounted' : 'needs root (CI runs as root)');
   process.exit(0);
@@ -40,29 +38,10 @@ async function withConfig(t: Tap, toml: string, env: Record<string, string> = {}
   return daemon;
 }
 
-function removeCgroups(d: Daemon): void {
-  for (const base of cgroupBases(d)) {
-    let names: string[] = [];
-    try { names = fs.readdirSync(base).filter((n) => n.startsWith('job-')); } catch { continue; }
-    for (const n of names) {
-      try { fs.writeFileSync(path.join(base, n, 'cgroup.kill'), '1'); } catch { /* v1, or empty */ }
-      try { fs.rmdirSync(path.join(base, n)); } catch { /* still exiting */ }
-    }
-    try { fs.rmdirSync(base); } catch { /* shared */ }
-  }
-}
-
 /** The directories of this daemon's cgroups (layout.ts: `<mount>/xlurm/<hash of the home>`). */
 function cgroupBases(d: Daemon): string[] {
-  const inst = crypto.createHash('sha256').update(path.resolve(d.home)).digest('hex').slice(0, 12);
-  const out: string[] = [];
-  for (const line of mounts.split('\n')) {
-    const m = / - (cgroup2?) \S+ (\S+)$/.exec(line);
-    if (!m) continue;
-    const mount = line.split(' ')[4]!;
-    if (m[1] === 'cgroup2' || /(^|,)(memory|cpu|cpuset|pids|cpuacct)(,|$)/.test(m[2]!)) out.push(path.join(mount, 'xlurm', inst));
-  }
-  return out;
+  return cgroupMounts().filter((m) => m.v2 || /(^|,)(memory|cpu|cpuset|pids|cpuacct)(,|$)/.test(m.options))
+    .map((m) => path.join(m.mount, 'xlurm', cgroupInstance(d)));
 }
 
 const jobCgroups = (d: Daemon, id: number) => cgroupBases(d).map((b) => path.join(b, `job-${id}`)).filter((p) => fs.existsSync(p));
