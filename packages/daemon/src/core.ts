@@ -9,6 +9,7 @@
  * Handlers authorise, call one of them and shape the reply; what they read
  * goes through the accessors below.
  */
+import { EarliestTimer } from './earliest-timer';
 import type { ArrayMembership, Device, DeviceView, Job, JobSummary, Outcome, Owner, Submission } from '@xlurm/protocol';
 import { XlurmError, formatDurationSecs } from '@xlurm/protocol';
 import { keysFromFlags, type DaemonConfig } from './config/daemon';
@@ -354,8 +355,7 @@ export class Core {
    * set for the next. A job that started or ended meanwhile simply is not
    * found then. `--immediate` jobs wait for their first pass instead.
    */
-  private expiryTimer: NodeJS.Timeout | undefined;
-  private expiryAt: number | undefined;
+  private readonly expiry = new EarliestTimer(() => this.expireDue());
   private readonly immediate = new Set<number>();
 
   private queued(j: StoredJob): void {
@@ -370,22 +370,10 @@ export class Core {
   private armQueueWait(j: StoredJob): void {
     const t = j.spec.queue_timeout;
     // submitted_at is whole seconds: one more, so no job is ended before it has waited its timeout.
-    if (t !== undefined && t !== null && !j.spec.hold) this.armExpiry(waitSince(j) + t + 1);
-  }
-
-  private armExpiry(deadline: number): void {
-    if (this.expiryAt !== undefined && this.expiryAt <= deadline) return;
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    this.expiryAt = deadline;
-    // setTimeout holds at most 2^31-1 ms; a later deadline is simply looked at again then.
-    const ms = Math.min(Math.max(0, deadline * 1000 - Date.now()), 0x7fffffff);
-    this.expiryTimer = setTimeout(() => this.expireDue(), ms);
-    this.expiryTimer.unref();
+    if (t !== undefined && t !== null && !j.spec.hold) this.expiry.arm(waitSince(j) + t + 1);
   }
 
   private expireDue(): void {
-    this.expiryTimer = undefined;
-    this.expiryAt = undefined;
     const nowMs = Date.now();
     let next: number | undefined;
     for (const j of [...this.pending.values()]) {
@@ -399,7 +387,7 @@ export class Core {
         next = next === undefined ? at : Math.min(next, at);
       }
     }
-    if (next !== undefined) this.armExpiry(next);
+    if (next !== undefined) this.expiry.arm(next);
   }
 
   /**

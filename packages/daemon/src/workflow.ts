@@ -15,6 +15,7 @@
  * once a job ends, transitively) before Core writes anything, so the job's
  * end and its dependents' cancellations are one transaction.
  */
+import { EarliestTimer } from './earliest-timer';
 import * as fs from 'node:fs';
 import type { Dependencies, JobState, Reason, Submission } from '@xlurm/protocol';
 import { dependencyIds, jobPaths, parseDependency } from '@xlurm/protocol';
@@ -51,8 +52,8 @@ export class Workflow {
   private readonly singletons = new Map<string, Set<number>>();
   /** Pending jobs whose wait is their begin time. */
   private readonly beginning = new Set<number>();
-  private beginTimer: NodeJS.Timeout | undefined;
-  private beginTimerAt: number | undefined;
+  /** One timer, for the earliest begin time of a waiting job. */
+  private readonly begin = new EarliestTimer(() => this.beginDue());
 
   constructor(private readonly host: WorkflowHost) {}
 
@@ -166,7 +167,7 @@ export class Workflow {
     else if (begin !== undefined && begin !== null && begin * 1000 > Date.now()) {
       reason = { code: 'BeginTime', message: `begins at ${formatUtc(begin)}` };
       this.beginning.add(j.id);
-      this.armBegin(begin);
+      this.begin.arm(begin);
     }
     if (reason) this.waits.set(j.id, reason); else this.waits.delete(j.id);
     if (before?.code !== reason?.code || before?.message !== reason?.message) this.host.changed();
@@ -183,20 +184,7 @@ export class Workflow {
     return found;
   }
 
-  /** One timer, for the earliest begin time of a waiting job. */
-  private armBegin(at: number): void {
-    if (this.beginTimerAt !== undefined && this.beginTimerAt <= at) return;
-    if (this.beginTimer) clearTimeout(this.beginTimer);
-    this.beginTimerAt = at;
-    // setTimeout holds at most 2^31-1 ms; a later time is simply looked at again then.
-    const ms = Math.min(Math.max(0, at * 1000 - Date.now()), 0x7fffffff);
-    this.beginTimer = setTimeout(() => this.beginDue(), ms);
-    this.beginTimer.unref();
-  }
-
   private beginDue(): void {
-    this.beginTimer = undefined;
-    this.beginTimerAt = undefined;
     for (const id of [...this.beginning]) {
       const j = this.host.job(id);
       if (!j || j.state !== 'PENDING') { this.beginning.delete(id); continue; }
@@ -205,7 +193,7 @@ export class Workflow {
   }
 
   stop(): void {
-    if (this.beginTimer) clearTimeout(this.beginTimer);
+    this.begin.stop();
   }
 }
 
