@@ -9,8 +9,8 @@
 //             (mtmlDeviceGet{Gpu,Primary,Render}Path), and, when exported, the GPU object's
 //             utilisation (mtmlDeviceInitGpu, mtmlGpuGetUtilization, mtmlDeviceFreeGpu) and the
 //             memory object's total and used bytes (mtmlDeviceInitMemory, mtmlMemoryGetTotal,
-//             mtmlMemoryGetUsed, mtmlDeviceFreeMemory), for samples; free; then ONE scan of /proc/<pid>/fd for
-//             processes holding those nodes (node-holders.h). MTML has no process API (§3.6);
+//             mtmlMemoryGetUsed, mtmlDeviceFreeMemory), for samples; free; then ONE scan of
+//             /proc/<pid>/fd for processes holding those nodes (node-holders.h). MTML has no process API (§3.6);
 //             whenever that scan cannot see every process the devices are reported with the reason
 //             (the daemon shows them unknown) instead of idle. No health API either (§3.5).
 //   Shutdown  mtmlLibraryShutDown(library object)
