@@ -40,6 +40,10 @@ export const TREE_MAX_ENTRIES = 10000;
 export function isDir(st: EntryStat): boolean { return (st.mode & S_IFMT) === fs.constants.S_IFDIR; }
 export function isFile(st: EntryStat): boolean { return (st.mode & S_IFMT) === fs.constants.S_IFREG; }
 
+function writeAsync(fd: number, buf: Buffer, at: number, length: number): Promise<number> {
+  return new Promise((resolve, reject) => fs.write(fd, buf, at, length, null, (err, n) => (err ? reject(err) : resolve(n))));
+}
+
 function code(e: unknown): string | undefined { return (e as NodeJS.ErrnoException).code; }
 
 /** A directory held open by descriptor; close it when done (or use `withDir`). */
@@ -104,10 +108,12 @@ export class SafeDir {
    * Replace `name` with `data` in one step: written to an unpredictable
    * temporary name created O_EXCL in this directory, given `mode` (and
    * `owner`), optionally synced, then renamed over `name` (a link there is
-   * replaced, never followed). Throws, leaving no temporary file, on failure.
+   * replaced, never followed). `temp`: the temporary name, where the
+   * directory has a naming rule for them (it must be as unpredictable: see
+   * randomDigits). Throws, leaving no temporary file, on failure.
    */
-  writeAtomic(name: string, data: string | Buffer, mode: number, opts: { owner?: { uid: number; gid: number }; sync?: boolean } = {}): void {
-    const tmp = `.${name}.${randomBytes(9).toString('base64url')}.tmp`;
+  writeAtomic(name: string, data: string | Buffer, mode: number, opts: { owner?: { uid: number; gid: number }; sync?: boolean; temp?: string } = {}): void {
+    const tmp = opts.temp ?? `.${name}.${randomBytes(9).toString('base64url')}.tmp`;
     let renamed = false;
     const fd = this.createFile(tmp, mode);
     try {
@@ -119,6 +125,23 @@ export class SafeDir {
       safeRenameat(this.fd, tmp, this.fd, name);
       renamed = true;
       if (opts.sync) fs.fsyncSync(this.fd);
+    } finally {
+      try { fs.closeSync(fd); } catch { /* closed above */ }
+      if (!renamed) this.remove(tmp);
+    }
+  }
+
+  /** writeAtomic's asynchronous form, for larger texts (the metrics file): the same steps, the writes off the event loop. */
+  async writeAtomicAsync(name: string, data: string, mode: number): Promise<void> {
+    const tmp = `.${name}.${randomBytes(9).toString('base64url')}.tmp`;
+    let renamed = false;
+    const fd = this.createFile(tmp, mode);
+    try {
+      const buf = Buffer.from(data);
+      for (let at = 0; at < buf.length;) at += await writeAsync(fd, buf, at, buf.length - at);
+      fs.closeSync(fd);
+      safeRenameat(this.fd, tmp, this.fd, name);
+      renamed = true;
     } finally {
       try { fs.closeSync(fd); } catch { /* closed above */ }
       if (!renamed) this.remove(tmp);
@@ -158,6 +181,13 @@ export class SafeDir {
   chmod(name: string, mode: number): void { safeFchmodat(this.fd, name, mode); }
 }
 
+/** `n` random decimal digits (crypto), for temporary names that must match a digits-only pattern. */
+export function randomDigits(n = 18): string {
+  let out = '';
+  while (out.length < n) out += randomBytes(8).readBigUInt64BE().toString().slice(1, 16);
+  return out.slice(0, n);
+}
+
 /** Run `fn` with `dir` open, closing it after. */
 export function withDir<T>(dir: string, fn: (d: SafeDir) => T): T {
   const d = SafeDir.open(dir);
@@ -166,20 +196,20 @@ export function withDir<T>(dir: string, fn: (d: SafeDir) => T): T {
 
 /**
  * 28.1's rule for a directory the daemon writes into on its own behalf: it
- * is owned by root (a non-root, development daemon: by its own user instead)
- * and not writable by group or others, so no user can plant or swap entries
+ * is owned by root (a non-root, development daemon: by root or its own user
+ * instead) and not writable by group or others, so no user can plant or swap entries
  * in it. A missing directory passes (the daemon makes it itself, as its own);
  * one that cannot be examined for another reason fails.
  */
 export function ownedByDaemonNotWritable(dir: string, euid = process.geteuid?.() ?? 0): boolean {
   let st: fs.Stats;
-  try { st = fs.statSync(dir); } catch (e) { return code(e) === 'ENOENT'; }
-  return st.isDirectory() && st.uid === euid && (st.mode & 0o022) === 0;
+  try { st = fs.lstatSync(dir); } catch (e) { return code(e) === 'ENOENT'; }
+  return st.isDirectory() && (st.uid === 0 || st.uid === euid) && (st.mode & 0o022) === 0;
 }
 
 /** The rule's message after `<dotted.key>: ` (the key is the caller's). */
 export function notOwnedProblem(dir: string, euid = process.geteuid?.() ?? 0): string {
   return euid === 0
     ? `${dir} must be owned by root and not writable by others`
-    : `${dir} must be owned by the daemon's user (uid ${euid}) and not writable by others`;
+    : `${dir} must be owned by root or the daemon's user (uid ${euid}) and not writable by others`;
 }
