@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import * as native from '../../../native/ts/index';
+import { skip, type Tap } from '../../helpers/tap';
 
 const built = fs.existsSync(path.resolve(__dirname, '../../../native/build/Release/xlurm_native.node'));
 const IS_ROOT = process.getuid?.() === 0;
@@ -18,7 +19,6 @@ function opened(t: Tap, dir: string): number {
   t.teardown(() => fs.closeSync(fd));
   return fd;
 }
-type Tap = typeof t;
 
 function fd2(t: Tap, dirfd: number): number {
   const fd = native.safeOpenat(dirfd, 'real/f', c.O_RDONLY);
@@ -133,7 +133,7 @@ if (!built) {
       if (r.status === 0) spawnSync('umount', ['-l', mnt]);
       fs.rmSync(dir, { recursive: true, force: true });
     });
-    if (r.status !== 0) { t.skip(`cannot mount a tmpfs here: ${r.stderr}`); return; }
+    if (r.status !== 0) { skip(t, `cannot mount a tmpfs here: ${r.stderr}`); return; }
     fs.writeFileSync(path.join(mnt, 'on-the-mount'), 'keep');
     const fd = opened(t, dir);
     t.throws(() => native.safeRemoveTree(fd, 'tree'), { code: 'EXDEV' });
