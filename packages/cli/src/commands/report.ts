@@ -46,7 +46,10 @@ function writeReport(file: string, html: string): void {
   try {
     fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_NOFOLLOW | c.O_NONBLOCK, 0o644);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new CliError(`cannot write ${file}: it is a symbolic link (not followed)`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw new CliError(`cannot write ${file}: it is a symbolic link (not followed)`);
+    // A FIFO without a reader (O_NONBLOCK: the open does not wait for one).
+    if (code === 'ENXIO') throw new CliError(`cannot write ${file}: not a regular file`);
     throw new CliError(`cannot write ${file}: ${osErrorText(e)}`);
   }
   try {
