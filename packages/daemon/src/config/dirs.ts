@@ -11,12 +11,14 @@
  */
 import * as path from 'node:path';
 import type { ConfigFile } from './schema';
-import type { ConfigProblem } from './load';
 import { lineOf } from './lines';
 import { notOwnedProblem, ownedByDaemonNotWritable } from '../safe-fs';
 
+/** A problem as load.ts reports it (its ConfigProblem; not imported: load.ts imports this file). */
+export interface DirProblem { file: string; line?: number; key: string; problem: string }
+
 /** Each directory the rule covers that breaks it: one problem per key (its first such directory). */
-export function daemonDirProblems(file: string, settings: ConfigFile, lines: ReadonlyMap<string, number>, euid = process.geteuid?.() ?? 0): ConfigProblem[] {
+export function daemonDirProblems(file: string, settings: ConfigFile, lines: ReadonlyMap<string, number>, euid = process.geteuid?.() ?? 0): DirProblem[] {
   const checks: Array<{ key: string; dirs: string[] }> = [];
   const metrics = settings.accounting?.metrics_file;
   if (typeof metrics === 'string' && path.isAbsolute(metrics)) checks.push({ key: 'accounting.metrics_file', dirs: [path.dirname(metrics)] });
@@ -28,7 +30,7 @@ export function daemonDirProblems(file: string, settings: ConfigFile, lines: Rea
       checks.push({ key: `sharing.${vendor}.shared_region_dir`, dirs: [path.dirname(resolved), resolved] });
     }
   }
-  const problems: ConfigProblem[] = [];
+  const problems: DirProblem[] = [];
   for (const { key, dirs } of checks) {
     const bad = dirs.find((d) => !ownedByDaemonNotWritable(d, euid));
     if (bad !== undefined) problems.push({ file, line: lineOf(lines, key), key, problem: notOwnedProblem(bad, euid) });
