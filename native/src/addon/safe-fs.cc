@@ -14,7 +14,10 @@
 //   name "" is the directory itself). These take one component each.
 // - safeRemoveTree: recursive removal that descends by descriptor (openat O_DIRECTORY|O_NOFOLLOW,
 //   fdopendir, unlinkat on the parent's descriptor), never follows a link, never crosses a mount
-//   (st_dev of each directory against the top one's), with bounded depth and entry count.
+//   (st_dev of each directory against the top one's), with bounded depth and entry count. Each
+//   directory is first emptied of its subdirectories only and rmdir'ed, and only if that says
+//   ENOTEMPTY are its other entries unlinked: so a cgroup tree (whose control files cannot be
+//   unlinked, and go with their directory) is removed by the same call.
 //
 // Synchronous on purpose: the trees are small (a job's share directory, a card's registry
 // directory: a handful of files), each call is a few local-filesystem syscalls, and the callers
@@ -255,8 +258,10 @@ constexpr int kPasses = 8;
 
 bool RemoveEntry(Removal* r, int dirfd, const char* name, uint32_t depth);
 
-// Empty the directory `fd` (owned by the caller, closed here).
-bool EmptyDir(Removal* r, int fd, uint32_t depth) {
+// Empty the directory `fd` (owned by the caller, closed here). `dirsOnly`: remove only the
+// subdirectories (a first pass: on cgroupfs a directory goes by rmdir with its control files in
+// it, which cannot be unlinked; elsewhere the second pass takes the rest).
+bool EmptyDir(Removal* r, int fd, uint32_t depth, bool dirsOnly) {
   DIR* d = fdopendir(fd);
   if (!d) { CloseKeepErrno(fd); r->failed = "fdopendir"; return false; }
   bool ok = true;
@@ -268,6 +273,11 @@ bool EmptyDir(Removal* r, int fd, uint32_t depth) {
       break;
     }
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (dirsOnly && e->d_type != DT_DIR) {
+      // d_type is a hint; DT_UNKNOWN (some filesystems) is asked of fstatat.
+      struct stat st;
+      if (e->d_type != DT_UNKNOWN || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
+    }
     if (!RemoveEntry(r, dirfd(d), e->d_name, depth + 1)) { ok = false; break; }
   }
   int saved = errno;
@@ -307,7 +317,7 @@ bool RemoveEntry(Removal* r, int dirfd, const char* name, uint32_t depth) {
     if (fstat(fd, &own) != 0) { CloseKeepErrno(fd); r->failed = "fstat"; return false; }
     // A mount point (bind-mounted by someone) is another filesystem: never descended into.
     if (own.st_dev != r->dev) { close(fd); errno = EXDEV; r->failed = "removeTree"; return false; }
-    if (!EmptyDir(r, fd, depth)) return false;
+    if (!EmptyDir(r, fd, depth, pass == 0)) return false;
     if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) { r->removed++; return true; }
     if (errno != ENOTEMPTY && errno != EEXIST) { r->failed = "unlinkat"; return false; }
   }

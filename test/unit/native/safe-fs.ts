@@ -140,3 +140,27 @@ if (!built) {
     t.equal(fs.readFileSync(path.join(mnt, 'on-the-mount'), 'utf8'), 'keep', 'nothing on the mount is removed');
   });
 }
+
+/** A cgroup filesystem this process may make directories in (v2, else a v1 hierarchy), or null. */
+function cgroupMount(): string | null {
+  const mounts = fs.readFileSync('/proc/mounts', 'utf8').split('\n').map((l) => l.split(' '));
+  const pick = mounts.find((m) => m[2] === 'cgroup2') ?? mounts.find((m) => m[2] === 'cgroup');
+  return pick ? pick[1]! : null;
+}
+
+if (built) {
+  t.test('safeRemoveTree removes a cgroup tree (rmdir with its control files in it)', { skip: IS_ROOT && cgroupMount() ? false : 'needs root and a cgroup filesystem' }, async (t) => {
+    const mnt = cgroupMount()!;
+    const name = `xl-safefs-${process.pid}`;
+    const top = path.join(mnt, name);
+    try { fs.mkdirSync(path.join(top, 'child', 'grandchild'), { recursive: true }); } catch (e) {
+      skip(t, `cannot make a cgroup in ${mnt}: ${(e as Error).message}`);
+      return;
+    }
+    t.teardown(() => { for (const d of [path.join(top, 'child', 'grandchild'), path.join(top, 'child'), top]) { try { fs.rmdirSync(d); } catch { /* gone */ } } });
+    t.ok(fs.readdirSync(top).length > 1, 'the cgroup has control files');
+    const fd = opened(t, mnt);
+    t.equal(native.safeRemoveTree(fd, name), 3, 'three cgroups, no control file unlinked');
+    t.notOk(fs.existsSync(top));
+  });
+}
