@@ -56,7 +56,8 @@ export class SafeDir {
    * followed if it is a link (ELOOP).
    */
   static open(dir: string): SafeDir {
-    return new SafeDir(fs.openSync(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW), dir) // libuv adds O_CLOEXEC;
+    // libuv adds O_CLOEXEC to every open.
+    return new SafeDir(fs.openSync(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW), dir);
   }
 
   /** A directory beneath this one (`name` may have several components; no link is followed in any). */
