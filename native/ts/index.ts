@@ -92,7 +92,19 @@ export interface XlurmNative {
   unixConnect(path: string): number;
   unixExchange(fd: number, frame: Buffer, idleMs: number, onEvent: (kind: number, value?: Buffer | number) => void): ExchangeHandle;
   unixClose(handle: ExchangeHandle): void;
+  /** Descriptor-relative file operations (src/addon/safe-fs.cc, extensions 28.1); see the wrappers below. */
+  safeOpenat(dirfd: number, name: string, flags: number, mode: number): number;
+  safeMkdirat(dirfd: number, name: string, mode: number): void;
+  safeUnlinkat(dirfd: number, name: string, flags: number): void;
+  safeRenameat(olddirfd: number, oldname: string, newdirfd: number, newname: string, flags: number): void;
+  safeFchownat(dirfd: number, name: string, uid: number, gid: number): void;
+  safeFchmodat(dirfd: number, name: string, mode: number): void;
+  safeFstatat(dirfd: number, name: string): EntryStat;
+  safeRemoveTree(dirfd: number, name: string, maxDepth: number, maxEntries: number): number;
 }
+
+/** What safeFstatat reports of an entry (never following a link: a link's own fields). */
+export interface EntryStat { mode: number; uid: number; gid: number; nlink: number; size: number; dev: number; ino: number }
 
 /** A one-shot exchange on a Unix socket (src/addon/request.cc). */
 export type ExchangeHandle = { readonly __exchange: unique symbol };
@@ -362,3 +374,79 @@ export function deviceFilterCount(cgroupDir: string): number {
 
 /** '' when this kernel loads a cgroup device program for this process, else why not. */
 export function deviceFilterSupported(): string { return native().deviceFilterSupported(); }
+
+// ----- descriptor-relative file operations (src/addon/safe-fs.cc, extensions 28.1) ----------
+
+/** unlinkat's flag for a directory; renameat2's flag that refuses to replace an entry. */
+export const AT_REMOVEDIR = 0x200;
+export const RENAME_NOREPLACE = 1;
+
+/** One entry's name: no '/', not '.' or '..', no NUL (`allowEmpty`: '' is the directory itself). */
+function checkEntry(name: string, allowEmpty = false): void {
+  if (typeof name !== 'string' || name.includes('\0') || name.includes('/') || (name === '' ? !allowEmpty : name === '.' || name === '..')) {
+    throw new TypeError(`invalid entry name: ${JSON.stringify(name)}`);
+  }
+}
+/** A relative name of one or more components, none empty, '.' or '..'. */
+function checkRelative(name: string): void {
+  if (typeof name !== 'string' || name === '' || name.includes('\0') || name.startsWith('/') || name.split('/').some((c) => c === '' || c === '.' || c === '..')) {
+    throw new TypeError(`invalid relative name: ${JSON.stringify(name)}`);
+  }
+}
+function checkMode(mode: number): void {
+  if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) throw new TypeError(`invalid mode: ${mode}`);
+}
+
+/**
+ * openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode): a new descriptor. A name of several
+ * components is resolved beneath dirfd without following any link (openat2 RESOLVE_NO_SYMLINKS |
+ * RESOLVE_BENEATH, or a component-by-component walk where the kernel has no openat2). A link
+ * anywhere: ELOOP (or ENOTDIR, EXDEV from openat2).
+ */
+export function safeOpenat(dirfd: number, name: string, flags: number, mode = 0): number {
+  checkFd(dirfd); checkRelative(name); checkId(flags, 'flags'); checkMode(mode);
+  return native().safeOpenat(dirfd, name, flags, mode);
+}
+/** mkdirat(dirfd, name, mode) (the umask applies). */
+export function safeMkdirat(dirfd: number, name: string, mode: number): void {
+  checkFd(dirfd); checkEntry(name); checkMode(mode);
+  native().safeMkdirat(dirfd, name, mode);
+}
+/** unlinkat(dirfd, name, flags): the entry itself (a link is removed, never followed); flags 0 or AT_REMOVEDIR. */
+export function safeUnlinkat(dirfd: number, name: string, flags = 0): void {
+  checkFd(dirfd); checkEntry(name);
+  if (flags !== 0 && flags !== AT_REMOVEDIR) throw new TypeError(`invalid unlinkat flags: ${flags}`);
+  native().safeUnlinkat(dirfd, name, flags);
+}
+/** renameat(2), or renameat2(2) with flags (RENAME_NOREPLACE); entries are renamed, never followed. */
+export function safeRenameat(olddirfd: number, oldname: string, newdirfd: number, newname: string, flags = 0): void {
+  checkFd(olddirfd); checkEntry(oldname); checkFd(newdirfd); checkEntry(newname);
+  if (flags !== 0 && flags !== RENAME_NOREPLACE) throw new TypeError(`invalid renameat2 flags: ${flags}`);
+  native().safeRenameat(olddirfd, oldname, newdirfd, newname, flags);
+}
+/** fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW); name '' chowns dirfd itself. */
+export function safeFchownat(dirfd: number, name: string, uid: number, gid: number): void {
+  checkFd(dirfd); checkEntry(name, true); checkId(uid, 'uid'); checkId(gid, 'gid');
+  native().safeFchownat(dirfd, name, uid, gid);
+}
+/** chmod of the entry itself, which must be a regular file or a directory (a link: ELOOP; else EINVAL); '' is dirfd. */
+export function safeFchmodat(dirfd: number, name: string, mode: number): void {
+  checkFd(dirfd); checkEntry(name, true); checkMode(mode);
+  native().safeFchmodat(dirfd, name, mode);
+}
+/** fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW); name '' is dirfd itself (fstat). */
+export function safeFstatat(dirfd: number, name: string): EntryStat {
+  checkFd(dirfd); checkEntry(name, true);
+  return native().safeFstatat(dirfd, name);
+}
+/**
+ * Remove the entry `name` of dirfd and, for a directory, everything in it, descending by
+ * descriptor: no link is followed, no other filesystem (a mount point) entered, at most
+ * `maxDepth` levels and `maxEntries` entries. Returns how many entries were removed (0: there
+ * was none). Throws a system error (`.code` ELOOP past maxDepth, E2BIG past maxEntries, EXDEV at
+ * a mount, ENOTEMPTY when it keeps refilling; `.removed` says how many went) and leaves the rest.
+ */
+export function safeRemoveTree(dirfd: number, name: string, maxDepth = 64, maxEntries = 100000): number {
+  checkFd(dirfd); checkEntry(name); checkId(maxDepth, 'depth'); checkId(maxEntries, 'entry count');
+  return native().safeRemoveTree(dirfd, name, maxDepth, maxEntries);
+}

@@ -154,7 +154,7 @@ t.test('Ascend (fake DCMI with HBM): the NPU variables, the card\'s shared regio
     CUDA_VISIBLE_DEVICES: '-1', ASCEND_RT_VISIBLE_DEVICES: '2',
   });
   t.same(opened.sort(), [local, global].sort());
-  t.equal(fs.statSync(region).mode & 0o7777, 0o1733);
+  t.equal(fs.statSync(region).mode & 0o7777, 0o711);
   t.notOk(fs.existsSync(path.dirname(local)), 'private files removed');
 });
 

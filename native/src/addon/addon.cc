@@ -18,6 +18,7 @@ constexpr Initialiser kInitialisers[] = {
     xlurm::InitRequest,
     xlurm::InitDevices,
     xlurm::InitDeviceFilter,
+    xlurm::InitSafeFs,
 };
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {

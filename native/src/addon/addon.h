@@ -40,5 +40,6 @@ void InitLauncher(Napi::Env env, Napi::Object exports);  // launcher.cc
 void InitRequest(Napi::Env env, Napi::Object exports);   // request.cc
 void InitDevices(Napi::Env env, Napi::Object exports);   // device.cc (vendor libraries: device.h)
 void InitDeviceFilter(Napi::Env env, Napi::Object exports);  // device-filter.cc (cgroup v2 device isolation)
+void InitSafeFs(Napi::Env env, Napi::Object exports);        // safe-fs.cc (descriptor-relative file operations, 28.1)
 
 }  // namespace xlurm

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { XlurmError, initStateDir, statePaths } from '@xlurm/protocol';
 import { flockExclusive } from '@xlurm/native';
 import { isJobLog } from './runner/job-files';
+import { withDir } from './safe-fs';
 
 export function clean(home: string, out: (line: string) => void): void {
   initStateDir(home);
@@ -27,16 +28,18 @@ export function clean(home: string, out: (line: string) => void): void {
       }
       if (running.length) throw new XlurmError('JOBS_RUNNING', `cannot clean logs while jobs are running: ${running.join(', ')}`);
     }
+    // By descriptor (safe-fs.ts, extensions 28.1): each entry of jobs/ is unlinked there, never followed.
     let removed = 0;
-    for (const name of fs.readdirSync(p.jobs)) {
-      if (!isJobLog(name)) continue;
-      try {
-        fs.unlinkSync(path.join(p.jobs, name));
-        removed++;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new XlurmError('STORAGE', `cannot remove ${path.join(p.jobs, name)}`);
+    withDir(p.jobs, (d) => {
+      for (const name of fs.readdirSync(p.jobs)) {
+        if (!isJobLog(name)) continue;
+        try {
+          if (d.remove(name)) removed++;
+        } catch {
+          throw new XlurmError('STORAGE', `cannot remove ${path.join(p.jobs, name)}`);
+        }
       }
-    }
+    });
     let hadLog = true;
     try { fs.unlinkSync(p.daemonLog); } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') hadLog = false;

@@ -18,7 +18,8 @@
 import { EarliestTimer } from './earliest-timer';
 import * as fs from 'node:fs';
 import type { Dependencies, JobState, Reason, Submission } from '@xlurm/protocol';
-import { dependencyIds, jobPaths, parseDependency } from '@xlurm/protocol';
+import { dependencyIds, parseDependency, statePaths } from '@xlurm/protocol';
+import { randomDigits, withDir } from './safe-fs';
 import { dependencyStatus, type DependencyStatus, type ParentState } from './scheduler/dependency';
 import type { StoredJob } from './store/store';
 
@@ -204,15 +205,9 @@ export class Workflow {
  * every wake-up (native/src/stepd/supervisor.c). Throws when it cannot be written.
  */
 export function writeLimit(home: string, id: number, secs: number): void {
-  const p = jobPaths(home, id);
-  const tmp = p.temp(process.pid);
-  try {
-    fs.writeFileSync(tmp, `${secs}\n`, { mode: 0o600, flag: 'w' });
-    fs.renameSync(tmp, p.limit);
-  } catch (e) {
-    try { fs.unlinkSync(tmp); } catch { /* never made */ }
-    throw e;
-  }
+  // Through safe-fs.ts (extensions 28.1): an unpredictable temporary name, created O_EXCL, that
+  // retention still recognises as a job's temporary file (`<id>.tmp.<digits>`).
+  withDir(statePaths(home).jobs, (d) => d.writeAtomic(`${id}.limit`, `${secs}\n`, 0o600, { temp: `${id}.tmp.${randomDigits()}` }));
 }
 
 /**
@@ -242,22 +237,22 @@ export function retryLine(k: number, n: number, exitCode: number): string {
  * written must not stop the retry.
  */
 export function prepareRetry(home: string, id: number, line: string): Error | undefined {
-  const p = jobPaths(home, id);
   let err: Error | undefined;
-  // The next run reads its limit from its spec (which holds any change).
-  for (const f of [p.result, p.cancel, p.limit]) {
-    try { fs.unlinkSync(f); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'ENOENT') err ??= e as Error; }
-  }
-  let fd = -1;
   try {
-    const c = fs.constants;
-    fd = fs.openSync(p.log, c.O_WRONLY | c.O_APPEND | c.O_CREAT | c.O_NOFOLLOW | c.O_NONBLOCK, 0o600);
-    // A FIFO or device planted under the name is no log: write nothing to it.
-    if (fs.fstatSync(fd).isFile()) fs.writeSync(fd, line);
+    withDir(statePaths(home).jobs, (d) => {
+      // The next run reads its limit from its spec (which holds any change).
+      for (const f of ['result', 'cancel', 'limit']) {
+        try { d.remove(`${id}.${f}`); } catch (e) { err ??= e as Error; }
+      }
+      // Through safe-fs.ts: a link under the log's name is not followed (ELOOP); a FIFO or
+      // device planted there is no log, and nothing is written to it.
+      const fd = d.openAppend(`${id}.log`);
+      if (fd !== null) {
+        try { fs.writeSync(fd, line); } finally { fs.closeSync(fd); }
+      }
+    });
   } catch (e) {
     err ??= e as Error;
-  } finally {
-    if (fd >= 0) fs.closeSync(fd);
   }
   return err;
 }

@@ -23,7 +23,10 @@ if (!built) {
       deviceOpen: true, deviceProbe: true,
       flockExclusive: true, flockUnlock: true, getNofileLimit: true, groupList: true,
       launcherClose: true, launcherPair: true, launcherSignal: true, launcherSpawn: true, launcherWatch: true,
-      memfd: true, peerCred: true, spawnSupervisorAsync: true, unixClose: true, unixConnect: true, unixExchange: true,
+      memfd: true, peerCred: true,
+      safeFchmodat: true, safeFchownat: true, safeFstatat: true, safeMkdirat: true, safeOpenat: true,
+      safeRemoveTree: true, safeRenameat: true, safeUnlinkat: true,
+      spawnSupervisorAsync: true, unixClose: true, unixConnect: true, unixExchange: true,
     } satisfies Record<keyof native.XlurmNative, true>;
     t.same(Object.keys(native.native()).sort(), Object.keys(contract).sort());
     // Each native export also has its checked wrapper in the facade.

@@ -32,6 +32,41 @@ function viewerName(): string {
   try { return os.userInfo().username; } catch { return `uid ${process.getuid?.() ?? '?'}`; }
 }
 
+/**
+ * Write the report without following a link at FILE (extensions 28.11): run as root in a
+ * directory a user can write, a planted link would otherwise make root overwrite its target.
+ * O_NOFOLLOW covers the final component, the only one the user names here; the directories
+ * above are the caller's own choice (the CLI may not import the daemon's safe-fs module, and
+ * needs nothing more). Opened without O_TRUNC, so nothing is lost before the checks: a FIFO or
+ * device, or a file with other hard links, is refused, then the file is truncated and written.
+ */
+function writeReport(file: string, html: string): void {
+  const c = fs.constants;
+  let fd: number;
+  try {
+    fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_NOFOLLOW | c.O_NONBLOCK, 0o644);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw new CliError(`cannot write ${file}: it is a symbolic link (not followed)`);
+    // A FIFO without a reader (O_NONBLOCK: the open does not wait for one).
+    if (code === 'ENXIO') throw new CliError(`cannot write ${file}: not a regular file`);
+    throw new CliError(`cannot write ${file}: ${osErrorText(e)}`);
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new CliError(`cannot write ${file}: not a regular file`);
+    if (st.nlink > 1) throw new CliError(`cannot write ${file}: it has other hard links`);
+    fs.ftruncateSync(fd, 0);
+    const buf = Buffer.from(html);
+    for (let at = 0; at < buf.length;) at += fs.writeSync(fd, buf, at, buf.length - at);
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`cannot write ${file}: ${osErrorText(e)}`);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 const report: XCommand = {
   command: 'report',
   describe: 'Write an HTML report with plots: device timeline, queue length, waits, utilisation, usage by user',
@@ -52,11 +87,7 @@ const report: XCommand = {
     // command starts from (docs/architecture.md, client start-up).
     const { renderReport } = distModule<typeof import('../report/render')>('report/render');
     const html = await renderReport(data, stats, { viewer: viewerName(), hostname: os.hostname() });
-    try {
-      fs.writeFileSync(path, html, { mode: 0o644 });
-    } catch (e) {
-      throw new CliError(`cannot write ${path}: ${osErrorText(e)}`);
-    }
+    writeReport(path, html);
     process.stdout.write(`Report written to ${path} (${data.jobs.length} jobs, ${Math.ceil(Buffer.byteLength(html) / 1024)} KiB)\n`);
   },
 };

@@ -6,25 +6,21 @@
  * it in one step. Not synced: readers never see a partial file either way,
  * and after a crash the next sample rewrites it. Readable by everyone (the
  * collector runs as its own account); the daemon's umask would hide it.
+ *
+ * Through safe-fs.ts (extensions 28.1): the temporary name is unpredictable
+ * and created O_EXCL relative to the directory's descriptor, so a link
+ * planted under any name makes root neither write nor chmod another file;
+ * the directory itself is held to 28.1's ownership rule at start and reload
+ * (config/dirs.ts).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-
-let seq = 0;
+import { SafeDir } from '../safe-fs';
 
 export async function writeAtomically(file: string, text: string): Promise<void> {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${++seq}.tmp`);
-  let fh: fs.promises.FileHandle | undefined;
+  const dir = SafeDir.open(path.dirname(file));
   try {
-    fh = await fs.promises.open(tmp, 'w', 0o644);
-    await fh.writeFile(text);
-    await fh.chmod(0o644);
-    await fh.close();
-    fh = undefined;
-    await fs.promises.rename(tmp, file);
-  } catch (e) {
-    if (fh) await fh.close().catch(() => undefined);
-    await fs.promises.unlink(tmp).catch(() => undefined);
-    throw e;
+    await dir.writeAtomicAsync(path.basename(file), text, 0o644);
+  } finally {
+    dir.close();
   }
 }

@@ -3,7 +3,8 @@
  * then checked against the schema (schema.ts) with ajv. Every problem is
  * reported as `<file>:<line>: <dotted.key>: <problem>` (the line when known),
  * all of them at once, in line order. `xlurm config check`, the daemon's
- * start and every reload use this one function, so they never disagree.
+ * start and every reload use this one function, so they never disagree
+ * (extensions 28.1's directory rule included: dirs.ts).
  */
 import * as fs from 'node:fs';
 import Ajv, { type ErrorObject } from 'ajv';
@@ -12,6 +13,7 @@ import { U32_MAX, durationSeconds } from '@xlurm/protocol';
 import { ConfigSchema, type ConfigFile } from './schema';
 import { keyLines, lineOf } from './lines';
 import { groupProblems } from './groups';
+import { daemonDirProblems } from './dirs';
 
 /** Where the daemon looks when neither --config nor XLURM_CONFIG names a file. */
 export const DEFAULT_CONFIG_PATH = '/etc/xlurm/xlurm.toml';
@@ -178,5 +180,9 @@ export function readConfigFile(file: string, named: boolean): LoadedConfig {
     const why = err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EISDIR' ? 'is a directory' : err.message;
     throw new ConfigFileError([{ file, problem: `cannot read the configuration file: ${why}` }]);
   }
-  return { file, found: true, ...checkConfigText(file, text) };
+  const checked = checkConfigText(file, text);
+  // Extensions 28.1: the directories the daemon writes into on its own behalf (config/dirs.ts).
+  const dirs = daemonDirProblems(file, checked.settings, checked.lines);
+  if (dirs.length) throw new ConfigFileError(dirs);
+  return { file, found: true, ...checked };
 }

@@ -131,7 +131,7 @@ export const ResourcesSection = Type.Object({
 /** One vendor's sharing library (docs/behaviour.md §25, §20.7). */
 const SharingVendor = (what: string) => Type.Object({
   library: Type.Optional(Type.String({ maxLength: 4096, pattern: '^/', description: `absolute path of ${what}, appended to the job's LD_PRELOAD; sharing is available for the vendor only when set` })),
-  shared_region_dir: Type.Optional(Type.String({ maxLength: 4096, pattern: '^/', description: "directory of the per-card shared regions, made root-owned with mode 1733; default <state directory>/hami" })),
+  shared_region_dir: Type.Optional(Type.String({ maxLength: 4096, pattern: '^/', description: "directory of the per-card shared regions, made root-owned with mode 0711; it and its parent must be root-owned and not writable by others; default <state directory>/hami" })),
   policy: Type.Optional(Type.String({ maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'the scheduling policy handed to the library (Ascend NPU_SCHED_POLICY); default "spatial"' })),
 }, { additionalProperties: false });
 

@@ -64,9 +64,13 @@ export class JobFiles {
 
   paths(id: number): JobPaths { return jobPaths(this.home, id); }
 
-  /** The job's log, opened for appending (created 0600): the supervisor's fds 1 and 2. */
+  /**
+   * The job's log, opened for appending (created 0600): the supervisor's fds 1 and 2. `jobs/`
+   * is root's, mode 0700 (state-dir.ts), so no user names anything in it; O_NOFOLLOW anyway
+   * (extensions 28.1): a link there is never followed.
+   */
   openLog(id: number): number {
-    return fs.openSync(this.paths(id).log, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
+    return fs.openSync(this.paths(id).log, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
   }
 
   /**
@@ -114,7 +118,7 @@ export class JobFiles {
     let fd = -1;
     let renamed = false;
     try {
-      fd = fs.openSync(p.lockNew, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600);
+      fd = fs.openSync(p.lockNew, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW, 0o600);
       fs.writeSync(fd, SPAWN_MARK, 0);
       flockExclusive(fd);
       if (lockHeld(p.lock)) throw new Error('worker already running');
@@ -133,7 +137,7 @@ export class JobFiles {
   writeCancel(id: number): void {
     const p = this.paths(id);
     const tmp = p.temp(process.pid);
-    const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600);
+    const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW, 0o600);
     try {
       try {
         fs.writeSync(fd, CANCEL_MARK);

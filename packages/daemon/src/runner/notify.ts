@@ -79,13 +79,13 @@ export class Notifier {
       let sep = '';
       if (size > 0) {
         const last = Buffer.alloc(1);
-        const rfd = fs.openSync(this.files.paths(job.id).log, 'r');
+        const rfd = fs.openSync(this.files.paths(job.id).log, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
         try { fs.readSync(rfd, last, 0, 1, size - 1); } finally { fs.closeSync(rfd); }
         if (last[0] !== 0x0a) sep = '\n';
       }
       fs.writeSync(logFd, sep + NOTIFY_LINE);
       // The supervisor's fd 3: a lock it holds while it lives; nobody looks it up by name.
-      const lockFd = fs.openSync(p.lock, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600);
+      const lockFd = fs.openSync(p.lock, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW, 0o600);
       fds.push(lockFd);
       fs.unlinkSync(p.lock);
       flockExclusive(lockFd);

@@ -10,17 +10,22 @@
  *   keeps its own accounting in;
  * - per Ascend card, `<shared_region_dir>/<card>_global_registry`, the
  *   region every slice of that card shares (0666: each slice's process must
- *   write it), in a root-owned directory of mode 1733 (users may not list it
- *   or remove each other's files).
- * Every file is opened without following links, created exclusively; one
- * left by someone else is removed and made again, so a job never gets a file
- * another user controls.
+ *   write it), in a root-owned directory of mode 0711 (users may open the
+ *   region by its name, but neither list the directory nor make anything in
+ *   it; extensions 28.1 and 28.8).
+ * Every operation goes through safe-fs.ts, relative to the directory's
+ * descriptor: files are opened without following links and created
+ * exclusively; one left by someone else is removed and made again, so a job
+ * never gets a file another user controls; the job's own directory, which
+ * its user may fill with anything, is removed by descriptor (a link swapped
+ * in mid-removal is removed, never followed).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Device } from '@xlurm/protocol';
 import type { StoredJob } from '../store/store';
 import type { SharingSettings, SharingVendor } from './settings';
+import { SafeDir, isFile } from '../safe-fs';
 
 const MIB = 1024 * 1024;
 
@@ -74,8 +79,6 @@ export class JobShares {
   /** Where the per-job directories live. */
   get root(): string { return path.join(this.home, 'share'); }
 
-  private dirOf(id: number): string { return path.join(this.root, String(id)); }
-
   /**
    * Make a slice job's files; the variables to add to its environment, or
    * null for a job without a slice. Throws (with the reason) when a file
@@ -88,71 +91,95 @@ export class JobShares {
     const vendor = this.settings()?.vendors.get(kind);
     if (!vendor) throw new Error(`sharing is not available for ${kind} devices`);
     const regionDir = vendor.sharedRegionDir ?? path.join(this.home, 'hami');
-    ownedDir(this.root, 0o711, this.euid, this.euid === 0 ? 0 : -1);
-    const dir = this.dirOf(job.id);
-    this.remove(job.id); // a directory left by an earlier daemon for this id
-    fs.mkdirSync(dir, { mode: 0o700 });
-    const privateFile = path.join(dir, PRIVATE_NAME[kind] ?? 'share');
-    const fd = fs.openSync(privateFile, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+    const name = String(job.id);
+    const root = ownedDir(this.root, 0o711, this.euid);
+    let privateFile: string;
     try {
-      if (this.euid === 0) { fs.fchownSync(fd, job.owner.uid, job.owner.gid); }
-    } finally { fs.closeSync(fd); }
-    if (this.euid === 0) fs.chownSync(dir, job.owner.uid, job.owner.gid);
-    fs.chmodSync(dir, 0o700);
+      root.removeTree(name); // a directory left by an earlier daemon for this id
+      root.mkdir(name, 0o700);
+      const dir = root.openDir(name);
+      try {
+        const file = PRIVATE_NAME[kind] ?? 'share';
+        const fd = dir.createFile(file, 0o600);
+        try {
+          if (this.euid === 0) fs.fchownSync(fd, job.owner.uid, job.owner.gid);
+        } finally { fs.closeSync(fd); }
+        if (this.euid === 0) dir.chown('', job.owner.uid, job.owner.gid);
+        privateFile = dir.pathOf(file);
+      } finally { dir.close(); }
+    } finally { root.close(); }
     if (kind === 'ascend') {
-      ownedDir(regionDir, 0o1733, this.euid, this.euid === 0 ? 0 : -1);
-      for (const d of job.devices) sharedFile(regionFile(regionDir, d), this.euid);
+      const region = ownedDir(regionDir, 0o711, this.euid);
+      try {
+        for (const d of job.devices) sharedFile(region, path.basename(regionFile(regionDir, d)), this.euid);
+      } finally { region.close(); }
     }
     return shareEnv(job, vendor, privateFile, regionDir);
   }
 
   /** Remove a job's private files (at its end, or before a retry); the shared regions stay for the card's other slices. */
   remove(id: number): void {
+    let root: SafeDir;
+    try { root = SafeDir.open(this.root); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') this.log(`job ${id}: cannot remove its share files: ${(e as Error).message}`);
+      return;
+    }
     try {
-      fs.rmSync(this.dirOf(id), { recursive: true, force: true });
+      root.removeTree(String(id));
     } catch (e) {
       this.log(`job ${id}: cannot remove its share files: ${(e as Error).message}`);
-    }
+    } finally { root.close(); }
   }
 }
 
 /**
- * A directory the daemon owns with `mode`: made if missing; one that is a
- * link or someone else's is refused (never used, never followed).
+ * A directory the daemon owns with `mode` (root's group for a root daemon),
+ * made if missing, held open: one that is a link or someone else's is
+ * refused (never used, never followed). Its path is the daemon's own (its
+ * state directory, or `shared_region_dir`, whose parent config/dirs.ts
+ * holds to 28.1's rule), so creating the missing parents by path is safe.
  */
-function ownedDir(dir: string, mode: number, euid: number, gid: number): void {
+function ownedDir(dir: string, mode: number, euid: number): SafeDir {
   // Missing parents get ordinary modes; only the directory itself gets `mode`.
   fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
   try { fs.mkdirSync(dir, { mode }); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
-  const st = fs.lstatSync(dir);
-  if (!st.isDirectory() || st.uid !== euid) throw new Error(`${dir} is not a directory of the daemon's own`);
-  if (gid >= 0 && st.gid !== gid) fs.chownSync(dir, euid, gid);
-  if ((st.mode & 0o7777) !== mode) fs.chmodSync(dir, mode);
-}
-
-/** A card's shared region, the daemon's own, mode 0666; anything else at its name is replaced. */
-function sharedFile(file: string, euid: number): void {
-  const flags = fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW;
-  let fd: number;
-  try {
-    fd = fs.openSync(file, flags | fs.constants.O_NONBLOCK, 0o666);
-  } catch (e) {
-    // A link or something that is no file: not ours, replaced.
-    if ((e as NodeJS.ErrnoException).code !== 'ELOOP' && (e as NodeJS.ErrnoException).code !== 'EISDIR') throw e;
-    fs.rmSync(file, { recursive: true, force: true });
-    fd = fs.openSync(file, flags | fs.constants.O_EXCL, 0o666);
+  let d: SafeDir;
+  try { d = SafeDir.open(dir); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') throw new Error(`${dir} is not a directory of the daemon's own`);
+    throw e;
   }
   try {
-    let st = fs.fstatSync(fd);
-    if (!st.isFile() || st.uid !== euid || st.nlink !== 1) {
-      // Made by a user (the directory lets anyone create): replaced by the daemon's own.
+    const st = d.stat()!;
+    if (st.uid !== euid) throw new Error(`${dir} is not a directory of the daemon's own`);
+    if (euid === 0 && st.gid !== 0) d.chown('', 0, 0);
+    if ((st.mode & 0o7777) !== mode) d.chmod('', mode);
+    return d;
+  } catch (e) { d.close(); throw e; }
+}
+
+/** A card's shared region `name` in `dir`, the daemon's own, mode 0666; anything else at its name is replaced. */
+function sharedFile(dir: SafeDir, name: string, euid: number): void {
+  const c = fs.constants;
+  let fd: number;
+  try {
+    fd = dir.open(name, c.O_RDWR | c.O_CREAT | c.O_NONBLOCK, 0o666);
+  } catch (e) {
+    // A link or something that is no file: not ours, replaced.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ELOOP' && code !== 'EISDIR' && code !== 'ENXIO') throw e;
+    dir.removeTree(name);
+    fd = dir.createFile(name, 0o666);
+  }
+  try {
+    const st = dir.stat(name);
+    const own = fs.fstatSync(fd);
+    if (!own.isFile() || own.uid !== euid || own.nlink !== 1 || !st || !isFile(st) || st.ino !== own.ino) {
+      // Made by someone else: replaced by the daemon's own.
       fs.closeSync(fd);
       fd = -1;
-      fs.unlinkSync(file);
-      fd = fs.openSync(file, flags | fs.constants.O_EXCL, 0o666);
-      st = fs.fstatSync(fd);
-    }
-    if ((st.mode & 0o777) !== 0o666) fs.fchmodSync(fd, 0o666);
+      dir.removeTree(name);
+      fd = dir.createFile(name, 0o666);
+    } else if ((own.mode & 0o777) !== 0o666) fs.fchmodSync(fd, 0o666);
   } finally {
     if (fd >= 0) fs.closeSync(fd);
   }
