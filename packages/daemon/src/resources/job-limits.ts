@@ -38,6 +38,8 @@ export interface JobCgroupSpec { dirs: string[]; killFile: string | null; privat
 
 export class JobLimits {
   private warned = false;
+  /** The total limit last found refused (logged once per value). */
+  private totalWarned: number | undefined;
   /**
    * A device's NUMA node from discovery (null: unknown); main.ts sets it from the device
    * manager. With `sysfs`, the CPUs of the job's devices' nodes are preferred for its CPU set.
@@ -96,8 +98,8 @@ export class JobLimits {
     // Isolation found at start or reload must hold for every device job (§28.7).
     const isolated = job.devices.length > 0 && !!this.isolation && this.isolation.offReason() === null;
     let cg: JobCgroup;
+    this.limitTotal(r.memory);
     try {
-      this.cgroups.limitTotal(r.memory);
       const cpuset = cpus > 0 ? pickCpus(cpus, r.cpuList, this.cgroups.takenCpus(), this.nearCpus(job.devices)) : null;
       cg = this.cgroups.create(job.id, { cpus, cpuset, ...this.baseLimits(job) }, job.devices);
     } catch (e) {
@@ -120,9 +122,24 @@ export class JobLimits {
   setupNotify(job: StoredJob): JobCgroupSpec {
     const privateTmp = this.privateTmp();
     if (!this.cgroups.available) return { dirs: [], killFile: null, privateTmp };
-    this.cgroups.limitTotal(this.settings().memory);
+    this.limitTotal(this.settings().memory);
     const cg = this.cgroups.create(job.id, { cpus: 0, cpuset: null, ...this.baseLimits(job) }, [], 'notify');
     return { dirs: cg.dirs, killFile: cg.killFile, privateTmp };
+  }
+
+  /**
+   * The daemon's subtree held to `[resources] memory` (§28.6). A limit the kernel refuses (v1
+   * answers EBUSY below what the running jobs use now, after a reload lowered it) is logged and
+   * tried again at the next start: each job's own limit still holds, so no job fails for it.
+   */
+  private limitTotal(bytes: number): void {
+    try {
+      this.cgroups.limitTotal(bytes);
+      this.totalWarned = undefined;
+    } catch (e) {
+      if (this.totalWarned !== bytes) this.log(`cannot limit the jobs' memory in all to ${bytes} bytes: ${(e as Error).message}`);
+      this.totalWarned = bytes;
+    }
   }
 
   /** The notification's supervisor has exited: whatever is left in its cgroup is killed, and the cgroup goes. */

@@ -96,6 +96,16 @@ t.test('v2: a job without --mem gets [resources] memory, memory.high at the rati
   t.equal(read(base, 'memory.max'), String(16 * G), "the daemon's subtree holds all jobs to [resources] memory");
   limits.setup(job(2, { mem: 64 * M }));
   t.equal(read(base, 'job-2', 'memory.max'), String(64 * M), 'its own --mem wins');
+  // A total the kernel refuses (v1: EBUSY below the jobs' usage after a reload) is logged; jobs still start.
+  const refused = fakeV2(t);
+  const logs: string[] = [];
+  fs.mkdirSync(refused.base, { recursive: true });
+  fs.mkdirSync(path.join(refused.base, 'memory.max'));
+  const l3 = new JobLimits(refused.cg, () => settings(), (m) => logs.push(m));
+  t.same(l3.setup(job(9, { mem: 64 * M })).dirs, [path.join(refused.base, 'job-9')], 'the job gets its cgroup');
+  l3.setup(job(10));
+  t.equal(logs.length, 1, 'said once');
+  t.match(logs[0], /^cannot limit the jobs' memory in all to \d+ bytes: cannot set memory.max/);
   const unlimited = new JobLimits(fakeV2(t).cg, () => settings({ pids_max: 0 }), () => undefined);
   const u = unlimited.setup(job(3));
   t.equal(read(u.dirs[0]!, 'pids.max'), '', 'pids_max = 0: unlimited');
