@@ -46,7 +46,7 @@ export class JobLimits {
    */
   numaNodeOf: (d: Device) => number | null = () => null;
   sysfs = sysfsRoot(process.env);
-  /** Device isolation (protection.ts sets it): whether it is on, and where a device job refused for it is counted (§28.7). */
+  /** Device isolation (main.ts sets it from protection.ts): whether it is on, and where a device job refused for it is counted (§28.7). */
   isolation: Pick<DeviceIsolation, 'offReason' | 'refused' | 'applied'> | undefined;
 
   constructor(
