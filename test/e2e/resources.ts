@@ -140,7 +140,7 @@ t.test('admission: a second job waits until the memory is free again; --immediat
   await waitFor(async () => (await d.job(second)).reason !== null, { what: 'a reason' });
   const pending = await d.job(second);
   t.equal(pending.state, 'PENDING');
-  t.same(pending.reason, { code: 'Resources', message: 'needs 600M memory: 424M of 1G free' });
+  t.same(pending.reason, { code: 'Resources', message: `needs 600M memory: 424M of 1G free (job ${first} root 600M)` }, 'the holder named (docs/behaviour.md §28.6)');
   const now = await d.run('xrun', ['--immediate', '-g', '0', '--mem', '600M', 'true']);
   t.equal(now.code, 75, 'held now: 75');
   t.match(now.stderr, /could not start immediately/);
@@ -149,10 +149,16 @@ t.test('admission: a second job waits until the memory is free again; --immediat
 });
 
 t.test('MemAvailable: a job waits while the host has less than its memory beyond min_available', async (t) => {
-  const d = await withConfig(t, '[resources]\nmin_available = "1T"\n');
+  // A floor that MemTotal can meet beside the job (else it is refused at submission, §28.6) but
+  // MemAvailable, less than MemTotal by what the host itself uses, cannot.
+  const total = Number(/^MemTotal:\s+(\d+) kB$/m.exec(fs.readFileSync('/proc/meminfo', 'utf8'))![1]) * 1024;
+  const floor = `${Math.floor(total / MiB) - 16}M`;
+  const d = await withConfig(t, `[resources]\nmin_available = "${floor}"\n`);
   const id = await d.batch('true', ['-g', '0', '--mem', '1M']);
   await waitFor(async () => (await d.job(id)).reason !== null, { what: 'a reason' });
-  t.match((await d.job(id)).reason, { code: 'Resources', message: /^needs 1M memory: \S+ available beyond the 1T floor$/ });
+  t.match((await d.job(id)).reason, { code: 'Resources', message: /^needs 1M memory: \S+ available beyond the \S+ floor$/ });
+  const never = await d.run('xrun', ['--immediate', '-g', '0', '--mem', '32M', 'true']);
+  t.equal(never.code, 69, 'more than MemTotal can ever leave beside the floor: refused at submission (§28.6)');
   t.equal((await d.run('xcancel', [String(id)])).code, 0);
 });
 

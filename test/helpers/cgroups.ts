@@ -1,5 +1,5 @@
 // The cgroups a test daemon makes (packages/daemon/src/resources/layout.ts:
-// `<mount>/xlurm/<instance>/job-N`, the instance a hash of its XLURM_HOME),
+// `<mount>/xlurm/<instance>/job-N` and `notify-N`, the instance a hash of its XLURM_HOME),
 // found and removed by the e2e tests that run jobs in them.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -33,7 +33,7 @@ export function removeCgroups(d: Daemon): void {
   for (const { mount } of cgroupMounts()) {
     const base = path.join(mount, 'xlurm', inst);
     let names: string[] = [];
-    try { names = fs.readdirSync(base).filter((n) => n.startsWith('job-')); } catch { continue; }
+    try { names = fs.readdirSync(base).filter((n) => n.startsWith('job-') || n.startsWith('notify-')); } catch { continue; }
     for (const n of names) {
       try { fs.writeFileSync(path.join(base, n, 'cgroup.kill'), '1'); } catch { /* v1, or empty */ }
       try { fs.rmdirSync(path.join(base, n)); } catch { /* still exiting */ }

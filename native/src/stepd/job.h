@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 /* Magic first string of the spec; bump the number on any format change. */
-#define STEPD_SPEC_MAGIC "XLURM-STEPD-4"
+#define STEPD_SPEC_MAGIC "XLURM-STEPD-5"
 
 /* The job spec. Every string points into one buffer owned by spec_read's caller for the rest
  * of the process's life. argv and envp are NULL-terminated, ready for execvp/environ. */
@@ -31,6 +31,7 @@ struct job_spec {
     char **cgroup_dirs;
     char **cgroup_procs;     /* "<dir>/cgroup.procs" of each, made before the payload's vfork */
     const char *cgroup_kill; /* "<unified dir>/cgroup.kill", or NULL: kill each listed process */
+    uint64_t private_tmp;    /* bytes of each private tmpfs /tmp and /dev/shm (docs/behaviour.md §28.12); 0: none */
     size_t argc;
     char **argv;
     size_t envc;

@@ -1,13 +1,14 @@
 /* The job spec, read from stdin (an unlinked file the daemon wrote; never argv, which every user
  * can read in ps). Format: NUL-terminated byte strings, in order:
- *   "XLURM-STEPD-4", job_id, result_path, cancel_path, uid, gid, owner_name,
+ *   "XLURM-STEPD-5", job_id, result_path, cancel_path, uid, gid, owner_name,
  *   ngroups, groups[ngroups] (the owner's supplementary groups, gid included, as the daemon
  *   resolved them when it launched the job: the supervisor and the job's child never load NSS
  *   modules, which cost milliseconds per job and ~0.5 MiB per supervisor),
  *   switch_user ("1"|"0"), cwd, time_limit_secs ("0" = none), kill_grace_secs,
  *   ncgroups, cgroup_dirs[ncgroups] (absolute: the job's cgroup in each hierarchy, which the
  *   payload's child joins before it execs), cgroup_kill (the unified directory's cgroup.kill,
- *   or "" where there is none), argc (>= 1), argv[argc],
+ *   or "" where there is none), private_tmp_bytes (the size of each of the job's own tmpfs /tmp
+ *   and /dev/shm, in a mount namespace of its own; "0": none), argc (>= 1), argv[argc],
  *   envc, env[envc] ("KEY=VALUE", arbitrary bytes)
  * and nothing after the last string. */
 #include "job.h"
@@ -175,6 +176,9 @@ int spec_read(int fd, struct job_spec *spec)
     if (!(s = next(&c)) || (s[0] != '\0' && s[0] != '/'))
         return -1;
     spec->cgroup_kill = s[0] ? s : NULL;
+    /* Up to 2^50 bytes (1 PiB): more than any host has, and the option string's size stays small. */
+    if (next_u64(&c, UINT64_C(1) << 50, &spec->private_tmp) < 0)
+        return -1;
     if (next_u64(&c, SIZE_MAX / sizeof(char *) - 1, &v) < 0 || v < 1)
         return -1;
     spec->argc = (size_t)v;

@@ -38,7 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -171,7 +173,35 @@ struct child_args {
     pid_t parent;
     volatile int err;
     volatile int cgroup; /* 1 + the index of the cgroup it could not join; 0: the failure was later */
+    volatile const char *tmp; /* the private mount that failed (docs/behaviour.md §28.12), or NULL */
+    const char *tmp_opts;     /* the tmpfs options, built before the vfork (no allocation there) */
 };
+
+/* A private /tmp (docs/behaviour.md §28.12): the payload's child, still root, enters a mount
+ * namespace of its own, makes every mount of it a slave of the host's (nothing it mounts goes
+ * back to the host; the host's later mounts and unmounts still reach it), and mounts a fresh
+ * tmpfs, owned by the job's user with mode 0700, on each of these. The namespace and its tmpfs
+ * go when the job's last process does: nothing is ever removed by path. */
+static const char *const private_mounts[] = {"/tmp", "/dev/shm"};
+
+static int private_tmp(struct child_args *a)
+{
+    if (unshare(CLONE_NEWNS) < 0) {
+        a->tmp = "a mount namespace";
+        return -1;
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+        a->tmp = "/ as a slave mount";
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof private_mounts / sizeof *private_mounts; i++) {
+        if (mount("tmpfs", private_mounts[i], "tmpfs", MS_NOSUID | MS_NODEV, a->tmp_opts) < 0) {
+            a->tmp = private_mounts[i];
+            return -1;
+        }
+    }
+    return 0;
+}
 
 /* Between clone and exec, in the order docs/behaviour.md §6.3 fixes. Any failure stores errno in
  * args->err and exits 127; a successful exec leaves it 0.
@@ -216,6 +246,10 @@ static int child(void *arg)
             goto fail;
         }
     }
+
+    /* Still root, after the cgroups (the tmpfs pages are charged to the job's memory). */
+    if (spec->private_tmp && private_tmp(a) < 0)
+        goto fail;
 
     /* New process group whose id is our pid, so the supervisor can signal and reap the whole
      * job (including `cmd &` children) with kill(-pgid)/waitpid(-pgid). */
@@ -486,7 +520,11 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
     }
 
     mark_started();
-    struct child_args args = {spec, self, 0, 0};
+    /* uid=,gid=,mode=,size= of the private tmpfs mounts: formatted here, the vfork child allocates nothing. */
+    char tmp_opts[128];
+    snprintf(tmp_opts, sizeof tmp_opts, "uid=%u,gid=%u,mode=0700,size=%llu", (unsigned)spec->uid, (unsigned)spec->gid,
+             (unsigned long long)spec->private_tmp);
+    struct child_args args = {spec, self, 0, 0, NULL, tmp_opts};
     pid_t pid = start_payload(&args);
     if (pid < 0) {
         fail_exec(o, spec->argv[0], errno);
@@ -505,6 +543,14 @@ static void run_job(const struct job_spec *spec, struct outcome *o)
             /* Fail closed (docs/behaviour.md §24.3): never run the job outside its cgroup. */
             char *tail = str_join(": ", strerror(args.err), NULL);
             fail(o, "cannot enforce the job's limits: cannot join ", spec->cgroup_dirs[args.cgroup - 1], tail);
+            if (!str_is_static(tail))
+                free(tail);
+            return;
+        }
+        if (args.tmp) {
+            /* Fail closed as well (docs/behaviour.md §28.12): no job sees the host's /tmp instead. */
+            char *tail = str_join(": ", strerror(args.err), NULL);
+            fail(o, "cannot enforce the job's limits: cannot make a private /tmp: ", (const char *)args.tmp, tail);
             if (!str_is_static(tail))
                 free(tail);
             return;

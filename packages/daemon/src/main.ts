@@ -110,6 +110,7 @@ async function serve(cfg: DaemonConfig, home: string, p: ReturnType<typeof state
   // guard (docs/behaviour.md §24.7, §24.8).
   const protection = startHostProtection(core, devices, { cgroups: limits.cgroups, log: logLine, ...(euid === 0 ? {} : { why: 'cgroups need a daemon running as root' }) });
   undo.push(() => protection.stop());
+  limits.isolation = protection.isolation; // a device job whose isolation fails is refused and counted (§28.7)
   // A missing lock file proves "never spawned" only within one boot: after a
   // power loss the file's (unsynced) directory entry may be gone although the
   // supervisor ran. So only a restart in the same boot requeues such a job.

@@ -369,7 +369,7 @@ export const DaemonStatus = Type.Object({
     group_affinity: Type.String({ description: 'prefer, require or off' }),
     limits: Type.Record(Type.String(), Type.String(), { description: 'the limits in force by dotted key, as the file writes them (10m, 1d, 8=1); unset keys absent' }),
   }, { additionalProperties: false, description: 'the scheduling policy in force (docs/behaviour.md §21.7)' })),
-  device_isolation: Type.Optional(Type.String({ description: "'on', or 'off (<why>)' where jobs cannot be kept from other devices' nodes (docs/behaviour.md §24.8). Always sent by this daemon" })),
+  device_isolation: Type.Optional(Type.String({ description: "'on', 'off (<why>)' where jobs cannot be kept from other devices' nodes (docs/behaviour.md §24.8), or 'failing (<why>; <N> job(s) refused since <time>)' while device jobs are refused because their isolation cannot be applied (§28.7). Always sent by this daemon" })),
 }, { additionalProperties: false });
 export type DaemonStatus = Static<typeof DaemonStatus>;
 
@@ -413,6 +413,8 @@ export const ResourcesSettingsView = Type.Object({
   reserve_memory: Type.String(), min_available: Type.String(), memory_high_ratio: Type.Number(), swap: Type.Boolean(),
   default_cpus: Type.Integer(), default_memory: Type.String(), require_cgroup: Type.Boolean(), device_isolation: Type.Boolean(),
   low_memory_floor: Type.String(), low_memory_samples: Type.Integer(), pids_max: Type.Integer(),
+  private_tmp: Type.Optional(Type.Boolean({ description: 'a fresh tmpfs /tmp and /dev/shm per job (docs/behaviour.md §28.12)' })),
+  private_tmp_size: Type.Optional(Type.String()),
 }, { additionalProperties: false });
 
 /** `[accounting]` (docs/behaviour.md §26.2, §26.3): shown when the file has the table. */

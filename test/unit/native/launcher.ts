@@ -65,8 +65,8 @@ function sendJob(t: Tap, l: Launched, tag: number, argv: string[]): Job {
   fs.mkdirSync(dir, { recursive: true });
   const job = { dir, lock: path.join(dir, `${tag}.lock`), log: path.join(dir, `${tag}.log`), result: path.join(dir, `${tag}.result`) };
   const spec = nul([
-    'XLURM-STEPD-4', String(tag), job.result, path.join(dir, `${tag}.cancel`), String(euid), String(egid), owner,
-    '0', '0', dir, '0', '1', '0', '', String(argv.length), ...argv, '1', 'PATH=/usr/bin:/bin',
+    'XLURM-STEPD-5', String(tag), job.result, path.join(dir, `${tag}.cancel`), String(euid), String(egid), owner,
+    '0', '0', dir, '0', '1', '0', '', '0', String(argv.length), ...argv, '1', 'PATH=/usr/bin:/bin',
   ]);
   const specFd = memfd('spec');
   fs.writeSync(specFd, spec, 0, spec.length, 0);

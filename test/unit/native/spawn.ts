@@ -418,8 +418,8 @@ if (!built) {
     const argv = ['sh', '-c', "grep -E '^Sig(Blk|Ign)' /proc/self/status"];
     const specPath = path.join(dir, '7.spec');
     fs.writeFileSync(specPath, nul([
-      'XLURM-STEPD-4', '7', path.join(dir, '7.result'), path.join(dir, '7.cancel'),
-      String(uid), String(process.getegid!()), accountByUid(uid)?.name ?? 'unknown', '0', '0', dir, '0', '1', '0', '',
+      'XLURM-STEPD-5', '7', path.join(dir, '7.result'), path.join(dir, '7.cancel'),
+      String(uid), String(process.getegid!()), accountByUid(uid)?.name ?? 'unknown', '0', '0', dir, '0', '1', '0', '', '0',
       String(argv.length), ...argv, '1', 'PATH=/usr/bin:/bin',
     ]), { mode: 0o600 });
     const spec = fs.openSync(specPath, 'r');

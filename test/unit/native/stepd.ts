@@ -38,6 +38,8 @@ interface JobOptions {
   /** The job's cgroup directories (joined by the payload before exec) and the unified one's cgroup.kill. */
   cgroups?: string[];
   cgroupKill?: string;
+  /** Bytes of the job's private /tmp and /dev/shm (0: none). */
+  privateTmp?: number;
   /** Replace the whole spec (malformed-input cases). */
   rawSpec?: Buffer;
   /** Create the cancel marker before starting. */
@@ -90,7 +92,7 @@ function buildSpec(dir: string, o: JobOptions): Buffer {
   const groups = o.groups ?? (o.switchUser && accountByUid(uid) ? groupList(owner, o.gid ?? egid) : []);
   const groupsField = [String(groups.length), ...groups.map(String)];
   return nul([
-    'XLURM-STEPD-4', '7',
+    'XLURM-STEPD-5', '7',
     path.join(dir, '7.result'), path.join(dir, '7.cancel'),
     String(uid), String(o.gid ?? egid),
     owner,
@@ -100,6 +102,7 @@ function buildSpec(dir: string, o: JobOptions): Buffer {
     String(o.timeLimit ?? 0),
     String(o.killGrace ?? 1),
     String(o.cgroups?.length ?? 0), ...(o.cgroups ?? []), o.cgroupKill ?? '',
+    String(o.privateTmp ?? 0),
     String(o.argv.length), ...o.argv,
     String(env.length), ...env,
   ]);
@@ -431,6 +434,39 @@ if (!built) {
     t.notMatch(r.logText, /ran/);
   });
 
+  // docs/behaviour.md §28.12: a fresh tmpfs /tmp and /dev/shm in a mount namespace of the job's own.
+  t.test("as root: private_tmp gives the job its own empty 0700 /tmp and /dev/shm, never the host's", { skip: !isRoot && 'needs root' }, async t => {
+    const nobody = accountByUid(65534);
+    if (!nobody) { skip(t, 'no account with uid 65534'); return; }
+    const marker = `/tmp/xlurm-stepd-host-${process.pid}`;
+    fs.writeFileSync(marker, 'host\n');
+    t.teardown(() => fs.rmSync(marker, { force: true }));
+    const script = [
+      'stat -c "%u %a %F" /tmp /dev/shm',
+      'ls -A /tmp | wc -l',
+      `test -e ${marker} && echo host-visible`,
+      'grep -E " /(tmp|dev/shm) " /proc/self/mounts | cut -d" " -f3,4',
+      'echo job > /tmp/mine',
+    ].join('; ');
+    const r = await runJob(t, {
+      argv: ['sh', '-c', script], switchUser: true, uid: 65534, gid: 65534, owner: nobody.name, cwd: '/', privateTmp: 64 * 1024 * 1024,
+    });
+    t.match(r.result, { state: 'COMPLETED', exit_code: 0 });
+    const lines = r.logText.split('\n');
+    t.same(lines.slice(0, 3), ['65534 700 directory', '65534 700 directory', '0'], 'owned by the job, mode 0700, empty');
+    t.notMatch(r.logText, /host-visible/, "the host's /tmp is not seen");
+    t.match(r.logText, /^tmpfs rw,nosuid,nodev,.*size=65536k.*$/m, 'a tmpfs of the given size');
+    t.notOk(fs.existsSync('/tmp/mine'), "the job's file never reached the host's /tmp");
+    const host = fs.readFileSync('/proc/self/mounts', 'utf8');
+    t.notMatch(host, /size=65536k,.*uid=65534|uid=65534.*size=65536k/, 'no mount propagated back to the host');
+  });
+
+  t.test('a private /tmp size out of range is an invalid spec: nothing runs', async t => {
+    const bad = await runJob(t, { argv: ['sh', '-c', 'echo ran'], privateTmp: 2 ** 51 });
+    t.match(bad.result, { state: 'FAILED', error: 'invalid job spec' });
+    t.notMatch(bad.logText, /^ran$/m);
+  });
+
   t.test('identity checks', async t => {
     const other = isRoot ? 65534 : 0;
     const r = await runJob(t, { argv: ['true'], uid: other, gid: other, owner: 'whoever' });
@@ -532,13 +568,13 @@ if (!built) {
     // The result path was readable, the rest is not: a FAILED result is still written.
     const half = await runJob(t, {
       argv: [],
-      rawSpec: nul(['XLURM-STEPD-4', '7', path.join(t.testdirName, `job-${jobSeq + 1}`, '7.result'), '/c', 'not-a-uid']),
+      rawSpec: nul(['XLURM-STEPD-5', '7', path.join(t.testdirName, `job-${jobSeq + 1}`, '7.result'), '/c', 'not-a-uid']),
     });
     t.equal(half.code, 1);
     t.equal(half.logText, 'xlurm: invalid job spec\n');
     t.match(half.result, { state: 'FAILED', exit_code: 1, error: 'invalid job spec' });
 
-    const old = buildSpec('/tmp', { argv: ['true'] }).toString('latin1').replace('XLURM-STEPD-4', 'XLURM-STEPD-3');
+    const old = buildSpec('/tmp', { argv: ['true'] }).toString('latin1').replace('XLURM-STEPD-5', 'XLURM-STEPD-4');
     t.equal((await runJob(t, { argv: [], rawSpec: Buffer.from(old, 'latin1') })).code, 1, 'the previous format (no cgroups) is refused');
     const trailing = await runJob(t, { argv: [], rawSpec: Buffer.concat([buildSpec('/tmp', { argv: ['true'] }), Buffer.from('x')]) });
     t.equal(trailing.code, 1, 'bytes after the last string are refused');

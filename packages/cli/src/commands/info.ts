@@ -41,7 +41,7 @@ const info: XCommand = {
     // stderr, so the table stays what scripts parse); nothing to say on a host without devices.
     if (!flag(args.json) && engine().name === 'local' && Array.isArray(report.json) && report.json.length > 0) {
       const st = await request('status', {}) as DaemonStatus;
-      if (st.device_isolation?.startsWith('off')) errLine(`device isolation: ${st.device_isolation}`);
+      if (st.device_isolation?.startsWith('off') || st.device_isolation?.startsWith('failing')) errLine(`device isolation: ${st.device_isolation}`);
     }
   },
 };

@@ -125,7 +125,9 @@ export const ResourcesSection = Type.Object({
   device_isolation: Type.Optional(Type.Boolean({ description: "deny a job the device nodes of the devices it was not given; default true" })),
   low_memory_floor: Type.Optional(Size('the low-memory guard stops a job when MemAvailable stays below this; "0" turns the guard off; default 4G')),
   low_memory_samples: Type.Optional(Type.Integer({ minimum: 1, maximum: U32_MAX, description: 'consecutive 2 s samples below the floor before the guard acts; default 3' })),
-  pids_max: Type.Optional(Type.Integer({ minimum: 0, maximum: U32_MAX, description: "each job's cgroup pids.max; 0 (default): not set" })),
+  pids_max: Type.Optional(Type.Integer({ minimum: 0, maximum: U32_MAX, description: "each job's cgroup pids.max (its notification's too); default 4096; 0: unlimited" })),
+  private_tmp: Type.Optional(Type.Boolean({ description: 'each job gets a fresh tmpfs /tmp and /dev/shm of its own (root daemon only); default false, as some sites pass files between jobs through /tmp' })),
+  private_tmp_size: Type.Optional(Size('the size of each private /tmp and /dev/shm; default 4G')),
 }, { additionalProperties: false });
 
 /** One vendor's sharing library (docs/behaviour.md §25, §20.7). */

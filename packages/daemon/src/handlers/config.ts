@@ -34,7 +34,7 @@ function resourcesShown(r: ResourcesSettings) {
     cpus: r.cpusText, memory: formatSize(r.memory), reserve_memory: formatSize(r.reserveMemory), min_available: formatSize(r.minAvailable),
     memory_high_ratio: r.memoryHighRatio, swap: r.swap, default_cpus: r.defaultCpus, default_memory: formatSize(r.defaultMemory),
     require_cgroup: r.requireCgroup, device_isolation: r.deviceIsolation, low_memory_floor: formatSize(r.lowMemoryFloor),
-    low_memory_samples: r.lowMemorySamples, pids_max: r.pidsMax,
+    low_memory_samples: r.lowMemorySamples, pids_max: r.pidsMax, private_tmp: r.privateTmp, private_tmp_size: formatSize(r.privateTmpSize),
   };
 }
 

@@ -45,9 +45,16 @@ export interface CgroupLimits {
   pidsMax: number;
 }
 
+/**
+ * What a cgroup is for: the job itself (`job-<id>`), or its `--notify` command (`notify-<id>`,
+ * docs/behaviour.md §28.5), which runs after the job under the same limits but no devices.
+ */
+export type CgroupRole = 'job' | 'notify';
+
 /** A job's cgroup: the directory per hierarchy the payload joins, and where it is killed. */
 export interface JobCgroup {
   id: number;
+  role: CgroupRole;
   /** The unified hierarchy's directory, if any. */
   unified?: string;
   /** Each v1 controller's directory the job has (a shared mount appears under each of its controllers). */
@@ -101,10 +108,12 @@ export class Cgroups {
   private readonly onMkdir: ((dir: string) => void) | undefined;
   /** Ancestors already set up in this daemon's life. */
   private readonly ready = new Set<string>();
-  /** The cgroup of each job that has one (made here, or found after a restart). */
-  private readonly jobs = new Map<number, JobCgroup>();
-  /** Removals that found processes still exiting: retried on a timer. */
-  private readonly lingering = new Set<number>();
+  /** The cgroup of each job (and notification) that has one (made here, or found after a restart), by its name. */
+  private readonly jobs = new Map<string, JobCgroup>();
+  /** Removals that found processes still exiting (names): retried on a timer. */
+  private readonly lingering = new Set<string>();
+  /** The memory limit last written to the daemon's subtree (limitTotal), per directory. */
+  private readonly totals = new Map<string, number>();
   private lingerTimer: NodeJS.Timeout | undefined;
   isolation: IsolationHook | undefined;
 
@@ -119,15 +128,14 @@ export class Cgroups {
   get available(): boolean { return this.layout.kind !== 'none'; }
 
   /** The directory per hierarchy a job's cgroup has (whether or not it exists). */
-  private dirsOf(id: number): { unified?: string; v1: Partial<Record<V1Controller, string>> } {
-    const name = `job-${id}`;
+  private dirsOf(name: string): { unified?: string; v1: Partial<Record<V1Controller, string>> } {
     const v1: Partial<Record<V1Controller, string>> = {};
     for (const [c, b] of Object.entries(this.bases.v1) as Array<[V1Controller, string]>) v1[c] = path.join(b, name);
     return this.bases.unified ? { unified: path.join(this.bases.unified, name), v1 } : { v1 };
   }
 
-  /** The cgroup of a job this daemon knows (made, or adopted). */
-  get(id: number): JobCgroup | undefined { return this.jobs.get(id); }
+  /** The cgroup of a job (or of its notification) this daemon knows (made, or adopted). */
+  get(id: number, role: CgroupRole = 'job'): JobCgroup | undefined { return this.jobs.get(cgroupName(id, role)); }
 
   /** CPUs pinned by the jobs that have cgroups. */
   takenCpus(): Set<number> {
@@ -142,11 +150,12 @@ export class Cgroups {
    * job asked for CPUs or memory, or `require_cgroup` is set). Anything made
    * before the failure is removed again.
    */
-  create(id: number, limits: CgroupLimits, devices: readonly Device[] = []): JobCgroup {
+  create(id: number, limits: CgroupLimits, devices: readonly Device[] = [], role: CgroupRole = 'job'): JobCgroup {
     if (!this.available) throw new EnforceError('no cgroup hierarchy is mounted on this host');
-    const want = this.dirsOf(id);
+    const name = cgroupName(id, role);
+    const want = this.dirsOf(name);
     const v2 = this.layout.kind === 'v2';
-    const cg: JobCgroup = { id, v1: {}, dirs: [], killFile: null, mem: limits.mem, cpus: limits.cpuset ? [...limits.cpuset] : [] };
+    const cg: JobCgroup = { id, role, v1: {}, dirs: [], killFile: null, mem: limits.mem, cpus: limits.cpuset ? [...limits.cpuset] : [] };
     const made: string[] = [];
     const mk = (dir: string) => {
       if (cg.dirs.includes(dir)) return;
@@ -174,8 +183,28 @@ export class Cgroups {
       for (const d of made.reverse()) { try { removeTree(d); } catch { /* left for the sweep */ } }
       throw e instanceof EnforceError ? e : new EnforceError((e as Error).message);
     }
-    this.jobs.set(id, cg);
+    this.jobs.set(name, cg);
     return cg;
+  }
+
+  /**
+   * The daemon's subtree (the parent of every job's cgroup) limited to `bytes`, so that jobs
+   * without `--mem`, each bounded only by `[resources] memory` (docs/behaviour.md §28.6), cannot
+   * take the host together either. Written when it changes (a reload); 0: not limited.
+   */
+  limitTotal(bytes: number): void {
+    if (!this.available) return;
+    const v2 = this.layout.kind === 'v2';
+    const at: Array<[string, string[]]> = [];
+    if (v2 && this.bases.unified) at.push([this.bases.unified, ['memory.max']]);
+    if (!v2 && this.bases.v1.memory) at.push([this.bases.v1.memory, ['memory.limit_in_bytes']]);
+    for (const [base, files] of at) {
+      if (this.totals.get(base) === bytes) continue;
+      this.prepareAncestors(base, v2 ? 'v2' : 'memory');
+      const value = bytes > 0 ? String(bytes) : v2 ? 'max' : '-1';
+      for (const f of files) this.put(base, f, value);
+      this.totals.set(base, bytes);
+    }
   }
 
   /** Writes a control file; `what` words the failure. */
@@ -318,11 +347,12 @@ export class Cgroups {
    * their names; their CPUs stay taken and they are measured and removed
    * when the job ends, as if this daemon had made them.
    */
-  adopt(ids: readonly number[]): void {
+  adopt(ids: readonly number[], role: CgroupRole = 'job'): void {
     for (const id of ids) {
-      if (this.jobs.has(id)) continue;
-      const want = this.dirsOf(id);
-      const cg: JobCgroup = { id, v1: {}, dirs: [], killFile: null, mem: 0, cpus: [] };
+      const name = cgroupName(id, role);
+      if (this.jobs.has(name)) continue;
+      const want = this.dirsOf(name);
+      const cg: JobCgroup = { id, role, v1: {}, dirs: [], killFile: null, mem: 0, cpus: [] };
       if (want.unified && fs.existsSync(want.unified)) {
         cg.unified = want.unified;
         cg.dirs.push(want.unified);
@@ -339,13 +369,13 @@ export class Cgroups {
       const memDir = this.layout.kind === 'v2' ? cg.unified : cg.v1.memory;
       const max = memDir ? readText(path.join(memDir, this.layout.kind === 'v2' ? 'memory.max' : 'memory.limit_in_bytes')) : null;
       if (max && /^\d+$/.test(max) && Number(max) < 2 ** 62) cg.mem = Number(max);
-      this.jobs.set(id, cg);
+      this.jobs.set(name, cg);
     }
   }
 
   /** What the job's cgroup measured (before `remove`); null when it has none. */
   usage(id: number): CgroupUsage | null {
-    const cg = this.jobs.get(id);
+    const cg = this.get(id);
     if (!cg) return null;
     const v2 = this.layout.kind === 'v2';
     let peakMemory: number | null = null;
@@ -376,12 +406,13 @@ export class Cgroups {
    * emptied it already) and remove it. Directories whose last processes are
    * still exiting are removed on a short timer.
    */
-  remove(id: number): void {
-    const cg = this.jobs.get(id);
+  remove(id: number, role: CgroupRole = 'job'): void {
+    const name = cgroupName(id, role);
+    const cg = this.jobs.get(name);
     if (!cg) return;
     this.killAll(cg);
-    if (this.rmdirs(cg)) this.jobs.delete(id);
-    else this.linger(id);
+    if (this.rmdirs(cg)) this.jobs.delete(name);
+    else this.linger(name);
   }
 
   /** Every process of the job's cgroup gets SIGKILL (cgroup.kill, or each listed pid). */
@@ -393,8 +424,8 @@ export class Cgroups {
   }
 
   /** Is any process left in the job's cgroup? */
-  populated(id: number): boolean {
-    const cg = this.jobs.get(id);
+  populated(id: number, role: CgroupRole = 'job'): boolean {
+    const cg = this.get(id, role);
     return !!cg && cg.dirs.some((d) => readPids(d).length > 0);
   }
 
@@ -409,8 +440,8 @@ export class Cgroups {
     return ok;
   }
 
-  private linger(id: number): void {
-    this.lingering.add(id);
+  private linger(name: string): void {
+    this.lingering.add(name);
     if (this.lingerTimer) return;
     let tries = 0;
     this.lingerTimer = setInterval(() => {
@@ -420,7 +451,7 @@ export class Cgroups {
         if (!cg) { this.lingering.delete(j); continue; }
         this.killAll(cg);
         if (this.rmdirs(cg)) { this.jobs.delete(j); this.lingering.delete(j); } else if (tries % 100 === 0) {
-          this.log(`job ${j}: cannot remove its cgroup yet (processes still exiting); will retry`);
+          this.log(`${cg.role === 'job' ? 'job' : 'notification of job'} ${cg.id}: cannot remove its cgroup yet (processes still exiting); will retry`);
         }
       }
       if (!this.lingering.size && this.lingerTimer) { clearInterval(this.lingerTimer); this.lingerTimer = undefined; }
@@ -434,18 +465,19 @@ export class Cgroups {
    */
   sweep(running: ReadonlySet<number>): void {
     const bases = [this.bases.unified, ...Object.values(this.bases.v1)].filter((b): b is string => !!b);
-    const stale = new Set<number>();
+    const stale = { job: new Set<number>(), notify: new Set<number>() };
     for (const b of bases) {
       let names: string[] = [];
       try { names = fs.readdirSync(b); } catch { continue; }
       for (const n of names) {
-        const m = /^job-(\d+)$/.exec(n);
-        if (m && !running.has(Number(m[1]))) stale.add(Number(m[1]));
+        const m = /^(job|notify)-(\d+)$/.exec(n);
+        if (m && !(m[1] === 'job' && running.has(Number(m[2])))) stale[m[1] as CgroupRole].add(Number(m[2]));
       }
     }
-    if (stale.size) {
-      this.adopt([...stale]);
-      for (const id of stale) this.remove(id);
+    for (const role of ['job', 'notify'] as const) {
+      if (!stale[role].size) continue;
+      this.adopt([...stale[role]], role);
+      for (const id of stale[role]) this.remove(id, role);
     }
   }
 
@@ -458,6 +490,9 @@ export class Cgroups {
     }
   }
 }
+
+/** The cgroup's directory name: `job-<id>`, `notify-<id>`. */
+export function cgroupName(id: number, role: CgroupRole = 'job'): string { return `${role}-${id}`; }
 
 /** `out of memory: the job exceeded its memory limit of 16G (peak 16.0G)` (docs/behaviour.md §24.5). */
 export function oomError(limit: number, peak: number | null): string {

@@ -24,6 +24,7 @@ import type { Device } from '@xlurm/protocol';
 import { KIND_LABEL } from '@xlurm/protocol';
 import { deviceFilterAttach, deviceFilterSupported, type DeviceNumber } from '@xlurm/native';
 import { deviceKey } from '../scheduler/place';
+import { formatUtc } from '../workflow';
 
 export type { DeviceNumber };
 
@@ -141,8 +142,22 @@ export interface IsolationOptions {
  */
 export class DeviceIsolation {
   private bpfWhy: string | undefined;
+  /**
+   * Isolation is on, but device jobs' cgroups would not take it (docs/behaviour.md §28.7): the
+   * latest reason, how many jobs were refused, since when (unix seconds). Cleared by the next
+   * device job whose isolation is applied.
+   */
+  private failing: { why: string; refused: number; since: number } | undefined;
 
   constructor(private readonly opts: IsolationOptions) {}
+
+  /** A device job did not start because its isolation could not be applied (fail closed, §28.7). */
+  refused(why: string, nowSecs = Math.floor(Date.now() / 1000)): void {
+    if (this.failing) { this.failing.why = why; this.failing.refused++; } else this.failing = { why, refused: 1, since: nowSecs };
+  }
+
+  /** A device job's isolation was applied: the failing state is over. */
+  applied(): void { this.failing = undefined; }
 
   /** Why isolation is off for every job; null when it is in force. */
   offReason(): string | null {
@@ -165,10 +180,12 @@ export class DeviceIsolation {
     return null;
   }
 
-  /** `on`, or `off (<why>)`. */
+  /** `on`, `off (<why>)`, or `failing (<why>; <N> job(s) refused since <time>)` (docs/behaviour.md §24.8, §28.7). */
   state(): string {
     const why = this.offReason();
-    return why === null ? 'on' : `off (${why})`;
+    if (why !== null) return `off (${why})`;
+    const f = this.failing;
+    return f ? `failing (${f.why}; ${f.refused} job(s) refused since ${formatUtc(f.since)})` : 'on';
   }
 
   /**

@@ -5,7 +5,7 @@
  * start a job; the pass itself (scheduler/host-fit.ts) reads no file.
  */
 import type { Job } from '@xlurm/protocol';
-import type { HostRoom } from '../scheduler/host-fit';
+import type { HostHolder, HostRoom } from '../scheduler/host-fit';
 import { readMeminfo, type Meminfo } from './host';
 import { defaultResources, type ResourcesSettings } from './settings';
 
@@ -24,7 +24,15 @@ export function resourcesOf(cfg: { resources?: ResourcesSettings }): ResourcesSe
 export function hostRoom(r: ResourcesSettings, running: Iterable<Job>, meminfo: () => Meminfo | null = readMeminfo): HostRoom {
   let usedCpus = 0;
   let usedMem = 0;
-  for (const j of running) { usedCpus += j.spec.cpus ?? 0; usedMem += j.spec.mem ?? 0; }
+  const holders: HostHolder[] = [];
+  for (const j of running) {
+    const cpus = j.spec.cpus ?? 0;
+    const mem = j.spec.mem ?? 0;
+    usedCpus += cpus;
+    usedMem += mem;
+    // A job without requests holds nothing here (docs/behaviour.md §28.6): only its own cgroup bounds it.
+    if (cpus > 0 || mem > 0) holders.push({ id: j.id, owner: j.owner.name, cpus, mem });
+  }
   const readAvailable = () => meminfo()?.available ?? null;
-  return { cpus: r.cpuList.length, usedCpus, memory: r.memory, usedMem, memAvailable: null, readAvailable, minAvailable: r.minAvailable };
+  return { cpus: r.cpuList.length, usedCpus, memory: r.memory, usedMem, memAvailable: null, readAvailable, minAvailable: r.minAvailable, holders };
 }

@@ -27,29 +27,48 @@ export interface ResourcesSettings {
   /** The low-memory guard (docs/behaviour.md §24.7); 0: off. */
   lowMemoryFloor: number;
   lowMemorySamples: number;
-  /** pids.max of each job's cgroup; 0: not set. */
+  /** pids.max of each job's cgroup (docs/behaviour.md §28.6); 0: unlimited. */
   pidsMax: number;
+  /** The host's MemTotal when the settings were read: `--mem M` with M + min_available above it can never start (§28.6). */
+  memTotal: number;
+  /** A fresh tmpfs /tmp and /dev/shm per job (docs/behaviour.md §28.12). */
+  privateTmp: boolean;
+  /** The size of each of them, in bytes. */
+  privateTmpSize: number;
 }
 
 /** The file's table as parsed (the schema has checked types and the size texts). */
 export interface ResourcesTable {
   cpus?: string; memory?: Size; reserve_memory?: Size; min_available?: Size; memory_high_ratio?: number;
   swap?: boolean; default_cpus?: number; default_memory?: Size; require_cgroup?: boolean; device_isolation?: boolean;
-  low_memory_floor?: Size; low_memory_samples?: number; pids_max?: number;
+  low_memory_floor?: Size; low_memory_samples?: number; pids_max?: number; private_tmp?: boolean; private_tmp_size?: Size;
 }
 
 const G = 1024 ** 3;
+
+/** A job's processes (and threads) at most, unless `pids_max` says otherwise: a fork bomb stops in its own cgroup. */
+export const DEFAULT_PIDS_MAX = 4096;
+/**
+ * `private_tmp_size`: room for a build's or a library's scratch files; tmpfs pages are charged
+ * to the job's memory cgroup as they are written, so it is a bound, not a reservation.
+ */
+export const DEFAULT_PRIVATE_TMP_SIZE = 4 * G;
 
 /** A size as the file writes it: text (docs/behaviour.md §20.1), or a bare integer of MiB. */
 type Size = string | number;
 const bytesOf = (v: Size): number => (typeof v === 'number' ? v * 1024 * 1024 : sizeBytes(v)!);
 
 /** What the settings are checked against; read from the host unless given (tests). */
-export interface HostFacts { cpus: readonly number[]; memTotal: number }
+export interface HostFacts {
+  cpus: readonly number[];
+  memTotal: number;
+  /** false: a daemon (or `config check`) not running as root, which cannot mount a job's private /tmp; absent: not checked. */
+  root?: boolean;
+}
 
 export function hostFacts(): HostFacts {
   const m = readMeminfo();
-  return { cpus: onlineCpus(), memTotal: m ? m.total : 0 };
+  return { cpus: onlineCpus(), memTotal: m ? m.total : 0, root: process.geteuid?.() === 0 };
 }
 
 /** The settings from `[resources]`, or the first problem (dotted key and message). */
@@ -81,11 +100,20 @@ export function resourcesSettings(t: ResourcesTable | undefined, host: HostFacts
     deviceIsolation: tb.device_isolation ?? true,
     lowMemoryFloor: size(tb.low_memory_floor, 4 * G),
     lowMemorySamples: tb.low_memory_samples ?? 3,
-    pidsMax: tb.pids_max ?? 0,
+    pidsMax: tb.pids_max ?? DEFAULT_PIDS_MAX,
+    memTotal: host.memTotal,
+    privateTmp: tb.private_tmp ?? false,
+    privateTmpSize: size(tb.private_tmp_size, DEFAULT_PRIVATE_TMP_SIZE),
   };
   if (tb.memory !== undefined) s.memoryText = String(tb.memory);
   if (s.defaultCpus > s.cpuList.length) {
     return { key: 'resources.default_cpus', problem: `${s.defaultCpus} CPUs, but the host gives jobs at most ${s.cpuList.length}` };
+  }
+  if (s.privateTmp && host.root === false) {
+    return { key: 'resources.private_tmp', problem: "needs a daemon running as root (a job's private /tmp is a mount namespace of its own)" };
+  }
+  if (s.privateTmp && s.privateTmpSize === 0) {
+    return { key: 'resources.private_tmp_size', problem: 'must be more than 0 while private_tmp is on' };
   }
   if (s.defaultMemory > s.memory) {
     return { key: 'resources.default_memory', problem: `${formatSize(s.defaultMemory)}, but the host gives jobs at most ${formatSize(s.memory)}` };
@@ -108,7 +136,7 @@ export function changedResourcesKeys(a: ResourcesSettings | undefined, b: Resour
     ['swap', a.swap, b.swap], ['default_cpus', a.defaultCpus, b.defaultCpus], ['default_memory', a.defaultMemory, b.defaultMemory],
     ['require_cgroup', a.requireCgroup, b.requireCgroup], ['device_isolation', a.deviceIsolation, b.deviceIsolation],
     ['low_memory_floor', a.lowMemoryFloor, b.lowMemoryFloor], ['low_memory_samples', a.lowMemorySamples, b.lowMemorySamples],
-    ['pids_max', a.pidsMax, b.pidsMax],
+    ['pids_max', a.pidsMax, b.pidsMax], ['private_tmp', a.privateTmp, b.privateTmp], ['private_tmp_size', a.privateTmpSize, b.privateTmpSize],
   ];
   for (const [k, x, y] of cmp) if (x !== y) out.push(`resources.${k}`);
   return out;

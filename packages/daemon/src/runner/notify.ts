@@ -12,12 +12,21 @@
  * so a cancelled job's marker never stops its notification, and the job's
  * own files are never touched; its result is removed once it has exited.
  *
+ * Inside limits (docs/behaviour.md §28.5): where jobs get cgroups, it runs in
+ * one of its own (`notify-<id>`, JobLimits.setupNotify) with the job's memory
+ * and pids limits and every accelerator node denied, which its supervisor
+ * empties when it ends or reaches its time limit (a `setsid` child included)
+ * and the daemon removes once the supervisor has exited; one that cannot be
+ * made means no notification (logged), never one outside limits. With
+ * `private_tmp` it gets a fresh /tmp of its own, as the job did (§28.12).
+ *
  * A notification is started once, by the daemon that recorded the job's end:
  * one that dies in between loses it (the job's outcome itself is safe).
  */
 import * as fs from 'node:fs';
 import { flockExclusive } from '@xlurm/native';
 import { accountFor, groupsFor } from '../accounts';
+import { ENFORCE_PREFIX, type JobCgroupSpec, type JobLimits } from '../resources/job-limits';
 import type { StoredJob } from '../store/store';
 import { spawnDirect } from './direct-spawn';
 import { jobEnv } from './job-env';
@@ -49,6 +58,8 @@ export class Notifier {
     private readonly switchUser: boolean,
     private readonly files: JobFiles,
     private readonly log: (msg: string) => void,
+    /** Its cgroup and private /tmp (absent: unit tests, which run it without). */
+    private readonly limits?: JobLimits,
   ) {}
 
   /** Start job's notification (its spec has `notify`); a failure is logged and the job is left as it is. */
@@ -57,6 +68,15 @@ export class Notifier {
     if (!cmd) return;
     const p = notifyPaths(this.files, job.id);
     const fds: number[] = [];
+    let limits: JobCgroupSpec | undefined;
+    // Its cgroup goes once nothing of it can run any more (any path: not started, or exited).
+    const done = () => { if (limits?.dirs.length) this.limits?.finishNotify(job.id); };
+    try {
+      limits = this.limits?.setupNotify(job);
+    } catch (e) {
+      this.log(`job ${job.id}: notification not run: ${ENFORCE_PREFIX}${(e as Error).message}`);
+      return;
+    }
     try {
       let groups: number[] = [];
       if (this.switchUser) {
@@ -69,6 +89,7 @@ export class Notifier {
         jobId: job.id, resultPath: p.result, cancelPath: p.cancel, uid: job.owner.uid, gid: job.owner.gid,
         ownerName: job.owner.name, groups, switchUser: this.switchUser, cwd: job.spec.cwd,
         timeLimit: NOTIFY_TIME_LIMIT, killGrace: 1, argv: ['bash', '-c', cmd], env: notifyEnv(job),
+        ...(limits ? { cgroupDirs: limits.dirs, cgroupKill: limits.killFile, privateTmp: limits.privateTmp } : {}),
       });
       const specFd = this.files.openSpec(job.id, spec);
       fds.push(specFd);
@@ -90,11 +111,12 @@ export class Notifier {
       fs.unlinkSync(p.lock);
       flockExclusive(lockFd);
       spawnDirect(this.stepd, [specFd, logFd, logFd, lockFd], {
-        onSpawned: (err) => { if (err) this.log(`job ${job.id}: cannot start its notification: ${err.message}`); },
-        onExit: () => { try { fs.unlinkSync(p.result); } catch { /* none written */ } },
+        onSpawned: (err) => { if (err) { this.log(`job ${job.id}: cannot start its notification: ${err.message}`); done(); } },
+        onExit: () => { try { fs.unlinkSync(p.result); } catch { /* none written */ } done(); },
       });
     } catch (e) {
       this.log(`job ${job.id}: cannot start its notification: ${(e as Error).message}`);
+      done(); // nothing was started: the spawn is the last step
     } finally {
       for (const fd of fds) { try { fs.closeSync(fd); } catch { /* closed */ } }
     }

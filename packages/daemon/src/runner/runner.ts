@@ -51,7 +51,7 @@ export class Runner {
     // Its slice's private files go with it (docs/behaviour.md §25.3).
     const finished = (id: number, o: Outcome) => { shares?.remove(id); events.finished(id, limits ? limits.finish(id, o) : o); };
     this.liveness = new Liveness(this.files, { ...events, finished }, log, now);
-    this.notifier = new Notifier(stepd, switchUser, this.files, log);
+    this.notifier = new Notifier(stepd, switchUser, this.files, log, limits);
     this.supervisors = new Supervisors(stepd, switchUser, this.files, {
       deferred: (id, reason) => { limits?.discard(id); shares?.remove(id); events.deferred(id, reason); },
       failed: (id, error) => finished(id, { state: 'FAILED', exit_code: 1, finished_at: now(), error }),

@@ -23,15 +23,20 @@ export interface StepdSpec {
   cgroupDirs?: readonly string[];
   /** The unified directory's cgroup.kill, which the supervisor writes when the job ends; null: none. */
   cgroupKill?: string | null;
+  /**
+   * Bytes of each of the job's own tmpfs /tmp and /dev/shm, mounted in a mount namespace of its
+   * own by the payload's child before it drops root (docs/behaviour.md §28.12); 0 or absent: none.
+   */
+  privateTmp?: number;
   argv: string[];
   env: string[];
 }
 
 export function encodeStepdSpec(s: StepdSpec): Buffer {
   const fields = [
-    'XLURM-STEPD-4', String(s.jobId), s.resultPath, s.cancelPath, String(s.uid), String(s.gid), s.ownerName,
+    'XLURM-STEPD-5', String(s.jobId), s.resultPath, s.cancelPath, String(s.uid), String(s.gid), s.ownerName,
     String(s.groups.length), ...s.groups.map(String), s.switchUser ? '1' : '0', s.cwd, String(s.timeLimit), String(s.killGrace),
-    String(s.cgroupDirs?.length ?? 0), ...(s.cgroupDirs ?? []), s.cgroupKill ?? '', String(s.argv.length), ...s.argv,
+    String(s.cgroupDirs?.length ?? 0), ...(s.cgroupDirs ?? []), s.cgroupKill ?? '', String(Math.max(0, Math.floor(s.privateTmp ?? 0))), String(s.argv.length), ...s.argv,
     String(s.env.length), ...s.env,
   ];
   for (const f of fields) {

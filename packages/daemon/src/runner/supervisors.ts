@@ -94,7 +94,7 @@ export class Supervisors {
         jobId: job.id, resultPath: p.result, cancelPath: p.cancel, uid: job.owner.uid, gid: job.owner.gid,
         ownerName: job.owner.name, groups, switchUser: this.switchUser, cwd: job.spec.cwd,
         timeLimit: job.spec.time_limit ?? 0, killGrace: Math.min(this.killGrace, U32_MAX), argv: jobArgv(job), env: jobEnv(job),
-        ...(cgroup ? { cgroupDirs: cgroup.dirs, cgroupKill: cgroup.killFile } : {}),
+        ...(cgroup ? { cgroupDirs: cgroup.dirs, cgroupKill: cgroup.killFile, privateTmp: cgroup.privateTmp } : {}),
       }));
       logFd = this.files.openLog(job.id);
       // The lock file last: one that exists proves the steps above were done (see liveness.ts).

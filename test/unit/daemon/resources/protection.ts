@@ -8,7 +8,7 @@ import { DeviceIsolation } from '../../../../packages/daemon/src/resources/isola
 import { isolationDirs, isolationHook, isolationNotice } from '../../../../packages/daemon/src/resources/protection';
 
 const gpu: Device = { kind: 'nvidia', id: 0, name: 'Fake', visible: 'GPU-0', npu: null, chip: null };
-const cg = (over: Partial<JobCgroup> = {}): JobCgroup => ({ id: 7, v1: {}, dirs: [], killFile: null, mem: 0, cpus: [], ...over });
+const cg = (over: Partial<JobCgroup> = {}): JobCgroup => ({ id: 7, role: 'job', v1: {}, dirs: [], killFile: null, mem: 0, cpus: [], ...over });
 
 t.test('v1 devices where the job has it, else its cgroup v2 directory', async (t) => {
   t.same(isolationDirs(cg({ unified: '/u/job-7', v1: { devices: '/d/job-7', memory: '/m/job-7' } })), { v1Devices: '/d/job-7' }, 'hybrid: the v1 controller');

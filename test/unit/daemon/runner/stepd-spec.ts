@@ -12,15 +12,15 @@ t.test('fields in order, each NUL-terminated', async (t) => {
   const b = encodeStepdSpec(SPEC);
   t.equal(b.at(-1), 0, 'ends with a NUL');
   t.same(b.toString('utf8').split('\0').slice(0, -1), [
-    'XLURM-STEPD-4', '7', '/h/jobs/7.result', '/h/jobs/7.cancel', '1000', '100', 'alice',
-    '2', '100', '27', '1', '/home/alice', '60', '5', '0', '', '3', 'echo', 'a b', '', '2', 'A=1', 'B=',
+    'XLURM-STEPD-5', '7', '/h/jobs/7.result', '/h/jobs/7.cancel', '1000', '100', 'alice',
+    '2', '100', '27', '1', '/home/alice', '60', '5', '0', '', '0', '3', 'echo', 'a b', '', '2', 'A=1', 'B=',
   ]);
 });
 
 t.test('no user switch, no groups, no time limit, empty lists', async (t) => {
   const b = encodeStepdSpec({ ...SPEC, groups: [], switchUser: false, timeLimit: 0, killGrace: 0, argv: ['true'], env: [] });
   t.same(b.toString('utf8').split('\0').slice(0, -1), [
-    'XLURM-STEPD-4', '7', '/h/jobs/7.result', '/h/jobs/7.cancel', '1000', '100', 'alice', '0', '0', '/home/alice', '0', '0', '0', '', '1', 'true', '0',
+    'XLURM-STEPD-5', '7', '/h/jobs/7.result', '/h/jobs/7.cancel', '1000', '100', 'alice', '0', '0', '/home/alice', '0', '0', '0', '', '0', '1', 'true', '0',
   ]);
 });
 
@@ -28,6 +28,12 @@ t.test('the cgroup directories the payload joins, and the unified one\'s cgroup.
   const b = encodeStepdSpec({ ...SPEC, cgroupDirs: ['/sys/fs/cgroup/unified/x/job-7', '/sys/fs/cgroup/memory/x/job-7'], cgroupKill: '/sys/fs/cgroup/unified/x/job-7/cgroup.kill' });
   t.same(b.toString('utf8').split('\0').slice(12, 17), ['60', '5', '2', '/sys/fs/cgroup/unified/x/job-7', '/sys/fs/cgroup/memory/x/job-7']);
   t.equal(b.toString('utf8').split('\0')[17], '/sys/fs/cgroup/unified/x/job-7/cgroup.kill');
+});
+
+t.test("the size of the job's private /tmp and /dev/shm after cgroup.kill (docs/behaviour.md §28.12)", async (t) => {
+  const f = encodeStepdSpec({ ...SPEC, privateTmp: 4 * 1024 ** 3 }).toString('utf8').split('\0');
+  t.same(f.slice(14, 17), ['0', '', String(4 * 1024 ** 3)]);
+  t.equal(encodeStepdSpec(SPEC).toString('utf8').split('\0')[16], '0', 'none: 0');
 });
 
 t.test('UTF-8 text is kept byte for byte', async (t) => {
