@@ -30,6 +30,7 @@ import type { Device } from '@xlurm/protocol';
 import { formatSize } from '@xlurm/protocol';
 import { formatCpuList, parseCpuList } from './host';
 import type { CgroupBases, CgroupLayout, V1Controller } from './layout';
+import { SafeDir } from '../safe-fs';
 
 /** What a job's cgroup enforces. */
 export interface CgroupLimits {
@@ -520,22 +521,19 @@ function ancestorsOf(dir: string): string[] {
 }
 
 /**
- * rmdir a cgroup (and any child cgroups a job made in it, deepest first).
- * On cgroupfs a directory holding only control files is removed by rmdir;
- * on a fake tree (tests) the regular files are unlinked first.
+ * rmdir a cgroup (and any child cgroups a job made in it, deepest first), through the one
+ * descriptor-based module (safe-fs.ts, docs/behaviour.md §28.1): it descends by descriptor,
+ * never follows a link and never leaves the cgroup file system. On cgroupfs a directory holding
+ * only control files is removed by rmdir; on a fake tree (tests) the regular files go too.
+ * A cgroup already gone is nothing to do.
  */
 function removeTree(dir: string): void {
-  let entries: fs.Dirent[] = [];
-  try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch (e) {
+  let parent: SafeDir;
+  try { parent = SafeDir.open(path.dirname(dir)); } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw e;
   }
-  for (const e of entries) if (e.isDirectory()) removeTree(path.join(dir, e.name));
-  try { fs.rmdirSync(dir); } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOTEMPTY') throw e;
-    for (const f of entries) if (f.isFile()) fs.unlinkSync(path.join(dir, f.name));
-    fs.rmdirSync(dir);
-  }
+  try { parent.removeTree(path.basename(dir)); } finally { parent.close(); }
 }
 
 /**
