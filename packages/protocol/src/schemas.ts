@@ -370,6 +370,9 @@ export const DaemonStatus = Type.Object({
     limits: Type.Record(Type.String(), Type.String(), { description: 'the limits in force by dotted key, as the file writes them (10m, 1d, 8=1); unset keys absent' }),
   }, { additionalProperties: false, description: 'the scheduling policy in force (docs/behaviour.md §21.7)' })),
   device_isolation: Type.Optional(Type.String({ description: "'on', or 'off (<why>)' where jobs cannot be kept from other devices' nodes (docs/behaviour.md §24.8). Always sent by this daemon" })),
+  connections: Type.Optional(Type.Array(Type.Object({
+    user: Type.String(), count: Type.Integer({ minimum: 1 }),
+  }, { additionalProperties: false }), { description: 'connection slots held per user, largest first (docs/behaviour.md §28.3); only in the reply to root' })),
 }, { additionalProperties: false });
 export type DaemonStatus = Static<typeof DaemonStatus>;
 
