@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { runProcess, type Daemon } from '../helpers/daemon';
 import { MULTIUSER_SKIP, accounts, as, rootDaemon, workDir, type Account } from '../helpers/multiuser';
 import { waitFor } from '../helpers/wait';
-import type { Scope as Tap } from '../helpers/tap';
+import type { Tap } from '../helpers/tap';
 
 /** One raw `status` request sent by `who` (a process of that uid): the reply frame. */
 async function statusAs(d: Daemon, who: Account): Promise<{ ok: boolean; error?: { code: string; message: string } }> {
