@@ -382,6 +382,8 @@ export const DaemonSettingsView = Type.Object({
   max_running: Type.Integer(),
   retention: Type.String({ description: 'as written in the file or option, e.g. 7d' }),
   exclude_device_ids: Type.Array(Type.Integer(), { description: 'from the file or option; `xlurm exclude` changes are in status.excluded' }),
+  max_connections: Type.Optional(Type.Integer({ description: 'connection slots (docs/behaviour.md §28.3); absent when the file does not set it (4096)' })),
+  max_connections_per_user: Type.Optional(Type.Integer({ description: "one user's share of them; absent when the file does not set it (256)" })),
 }, { additionalProperties: false });
 
 /** `[limits]` (docs/behaviour.md §21.6): durations in their largest exact unit; a key not set is absent, as in the file. */
