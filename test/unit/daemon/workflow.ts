@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { Outcome } from '@xlurm/protocol';
 import { alice, makeCore, spec, startedBy, type TestCore } from '../../helpers/core';
 import { waitFor } from '../../helpers/wait';
+import { formatUtc } from '../../../packages/daemon/src/workflow';
 
 const now = () => Math.floor(Date.now() / 1000);
 const ended = (state: Outcome['state'], exit_code = state === 'COMPLETED' ? 0 : 1): Outcome => ({ state, exit_code, finished_at: now(), error: null });
@@ -252,4 +253,9 @@ t.test('update and hold are one unit: a store that throws mid-way leaves nothing
   t.notOk(tc.store.get(e.id)!.spec.hold);
   await tc.core.setHeld([c.id, e.id], true);
   t.ok(tc.store.get(c.id)!.spec.hold && tc.store.get(e.id)!.spec.hold, 'the same hold goes through later');
+});
+
+t.test('formatUtc: a time no Date holds (stored before §28.4\'s check) is shown, not thrown over', async (t) => {
+  t.equal(formatUtc(0), '1970-01-01 00:00:00 UTC');
+  t.equal(formatUtc(Number.MAX_SAFE_INTEGER), `${Number.MAX_SAFE_INTEGER} (Unix seconds)`);
 });
