@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { startDaemon, type Daemon } from '../helpers/daemon';
 import { fakeLibrary } from '../helpers/fixtures';
 import { waitMarker } from '../helpers/devices';
-import { skip, type Tap } from '../helpers/tap';
+import { peerMissing, type Tap } from '../helpers/tap';
 import { waitFor } from '../helpers/wait';
 
 const GPU = (i: number) => `device ${i} GPU-acc0000-0000-4000-8000-00000000000${i} "Fake A100"`;
@@ -135,7 +135,7 @@ t.test('stats, samples, metrics and the monitor on fake GPUs', async (t) => {
   t.match(text, /^xlurm_scheduler_pass_seconds_count \d+$/m);
   await waitFor(() => fs.existsSync(metricsFile), { what: 'the metrics file' });
   t.equal(fs.statSync(metricsFile).mode & 0o777, 0o644, 'readable by the collector');
-  if (!PROMTOOL) skip(t, 'promtool not found (Debian package prometheus): the text is not checked by it');
+  if (!PROMTOOL) peerMissing(t, 'promtool not found (Debian package prometheus): the text is not checked by it');
   else {
     const r = promtool(text);
     t.equal(r.code, 0, `promtool check metrics: ${r.out}`);

@@ -12,7 +12,7 @@ import { CLI_BIN, IS_ROOT, ROOT } from '../helpers/env';
 import { startDaemon } from '../helpers/daemon';
 import { fakeLibrary } from '../helpers/fixtures';
 import { ensureTool } from '../helpers/tools';
-import { skip } from '../helpers/tap';
+import { peerSkip, skip } from '../helpers/tap';
 
 const PROGRAMS = ['xlurm', 'xrun', 'xbatch', 'xqueue', 'xcancel', 'xinfo'];
 
@@ -138,7 +138,7 @@ t.test('bash: job and device ids come from the daemon', async (t) => {
     t.same(zshComplete('xlurm exclude ', env), ['0', '1', '2'], 'zsh: device ids');
   }
 
-  t.test("a user is offered only their own jobs", { skip: IS_ROOT ? false : 'needs root to run bash as nobody' }, async (t) => {
+  t.test("a user is offered only their own jobs", { skip: IS_ROOT ? false : peerSkip('needs root to run bash as nobody') }, async (t) => {
     // The real `xqueue --all --json`, with one job handed to nobody, served by a stand-in xqueue.
     const rows = JSON.parse((await d.run('xqueue', ['--all', '--json'])).stdout);
     t.equal(rows.length, 2);

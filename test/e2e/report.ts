@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { startDaemon } from '../helpers/daemon';
 import { fakeLibrary } from '../helpers/fixtures';
 import { CHROMIUM_SKIP, networkUrls, screenshot } from '../helpers/chromium';
+import { peerSkip } from '../helpers/tap';
 import { countColour, decodePng, distinctColours } from '../helpers/png';
 import { ROOT } from '../helpers/env';
 
@@ -67,7 +68,7 @@ t.test('a report of the real daemon: the jobs, every section, self-contained, an
   t.equal(unwritable.code, 1);
   t.match(unwritable.stderr, /^xlurm: cannot write .*missing\/r\.html: No such file or directory \(os error 2\)\n$/);
 
-  t.test('Chromium renders it: not blank, the user\'s colour, nothing fetched', { skip: CHROMIUM_SKIP }, async (t) => {
+  t.test('Chromium renders it: not blank, the user\'s colour, nothing fetched', { skip: peerSkip(CHROMIUM_SKIP) }, async (t) => {
     const shot = await screenshot(file, 1200, 1400);
     const img = decodePng(shot.png);
     t.equal(img.width, 1200);
@@ -86,7 +87,7 @@ t.test('a month of four users on eight devices: the plots in Chromium, the size 
   t.match(html, /<path class="pending" d="M/, 'the queue length is a path');
   t.match(html, /<path class="sampled" d="M/, 'the sampled utilisation is drawn');
 
-  t.test('in Chromium', { skip: CHROMIUM_SKIP }, async (t) => {
+  t.test('in Chromium', { skip: peerSkip(CHROMIUM_SKIP) }, async (t) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-report-'));
     t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'month.html');
@@ -103,7 +104,7 @@ t.test('a month of four users on eight devices: the plots in Chromium, the size 
     t.same(networkUrls(shot.netlog), []);
   });
 
-  t.test('the network check sees a page that does fetch (so its silence means something)', { skip: CHROMIUM_SKIP }, async (t) => {
+  t.test('the network check sees a page that does fetch (so its silence means something)', { skip: peerSkip(CHROMIUM_SKIP) }, async (t) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-report-'));
     t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'fetches.html');

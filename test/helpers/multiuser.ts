@@ -17,12 +17,12 @@ import * as path from 'node:path';
 import { CLI_BIN, DAEMON_MAIN, IS_ROOT, ROOT } from './env';
 import { Daemon, nodeCommand, runProcess, startDaemon, type DaemonOpts, type RunOpts, type RunResult } from './daemon';
 import { pidAlive, waitFor } from './wait';
-import type { Scope as Tap } from './tap';
+import { peerSkip, type Scope as Tap } from './tap';
 
 
 /** Why a multi-user test is skipped, or false when it runs. */
 export const MULTIUSER_SKIP: string | false = IS_ROOT ? false
-  : 'multi-user tests run only as root (they run clients and jobs as the real nobody and daemon accounts)';
+  : peerSkip('multi-user tests run only as root (they run clients and jobs as the real nobody and daemon accounts)');
 
 export interface Account { uid: number; gid: number; name: string }
 

@@ -12,6 +12,13 @@
  * and marks the node invalid, so the test GPUs get character-device nodes
  * made with mknod in the test's directory; so do the NPUs, so that Slurm
  * reports which indices it allocated (a count-only GRES names none).
+ *
+ * With `accounting`, the controller keeps its records in a real accounting
+ * database (docs/behaviour.md §27.3): a private MariaDB server (Debian's
+ * mariadb-server: its own data directory, socket and loopback port, grant
+ * tables off since nothing but this test reaches it) and a slurmdbd on it,
+ * both started before slurmctld and stopped after it; finished jobs then
+ * leave squeue after MinJobAge (2 s) and only `sacct` still knows them.
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -22,7 +29,7 @@ import { CLI_BIN, IS_ROOT } from './env';
 import { nodeCommand, runProcess, type RunResult } from './daemon';
 import { ensureTool } from './tools';
 import { waitFor } from './wait';
-import { skip, type Tap } from './tap';
+import { peerMissing, type Tap } from './tap';
 
 export interface SlurmOpts {
   /** GRES name → device count (File= nodes in the test's directory). Default { gpu: 2, npu: 4 }. */
@@ -31,6 +38,8 @@ export interface SlurmOpts {
   taskProlog?: string;
   /** Extra lines for [cluster] in the clients' xlurm.toml (after engine = "slurm"). */
   cluster?: string;
+  /** Keep accounting in slurmdbd on a private MariaDB; finished jobs leave squeue after 2 s. */
+  accounting?: boolean;
 }
 
 export interface Slurm {
@@ -64,9 +73,11 @@ async function freePorts(n: number): Promise<number[]> {
 }
 
 /** Why Slurm cannot run here, or undefined. */
-export function slurmMissing(): string | undefined {
+export function slurmMissing(accounting = false): string | undefined {
   if (!IS_ROOT) return 'the private Slurm runs its daemons as root (SlurmUser=root)';
-  for (const [cmd, pkg] of [['slurmctld', 'slurmctld'], ['slurmd', 'slurmd'], ['sbatch', 'slurm-client']] as const) {
+  const tools: Array<readonly [string, string]> = [['slurmctld', 'slurmctld'], ['slurmd', 'slurmd'], ['sbatch', 'slurm-client']];
+  if (accounting) tools.push(['slurmdbd', 'slurmdbd'], ['mariadbd', 'mariadb-server'], ['mariadb-install-db', 'mariadb-server'], ['sacct', 'slurm-client']);
+  for (const [cmd, pkg] of tools) {
     const why = ensureTool(cmd, pkg);
     if (why) return why;
   }
@@ -87,8 +98,8 @@ function kill(child: ChildProcess): Promise<void> {
  * where Slurm cannot be installed or started.
  */
 export async function startSlurm(t: Tap, opts: SlurmOpts = {}): Promise<Slurm | undefined> {
-  const missing = slurmMissing();
-  if (missing) { skip(t, `no Slurm: ${missing}`); return undefined; }
+  const missing = slurmMissing(opts.accounting);
+  if (missing) { peerMissing(t, `no Slurm: ${missing}`); return undefined; }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-slurm-'));
   fs.chmodSync(dir, 0o755);
   for (const d of ['state', 'spool', 'log', 'dev', 'work']) fs.mkdirSync(path.join(dir, d));
@@ -99,7 +110,7 @@ export async function startSlurm(t: Tap, opts: SlurmOpts = {}): Promise<Slurm | 
       const node = path.join(dir, 'dev', `${name}${i}`);
       // /dev/null's numbers: a harmless character device Slurm can stat.
       const r = spawnSync('mknod', [node, 'c', '1', '3']);
-      if (r.status !== 0) { skip(t, `mknod ${node} failed: ${r.stderr.toString().trim()}`); fs.rmSync(dir, { recursive: true, force: true }); return undefined; }
+      if (r.status !== 0) { peerMissing(t, `mknod ${node} failed: ${r.stderr.toString().trim()}`); fs.rmSync(dir, { recursive: true, force: true }); return undefined; }
     }
     gresLines.push(`NodeName=localhost Name=${name} File=${path.join(dir, 'dev', name)}[0-${count - 1}]`);
   }
@@ -107,7 +118,17 @@ export async function startSlurm(t: Tap, opts: SlurmOpts = {}): Promise<Slurm | 
   const hw = spawnSync('slurmd', ['-C'], { encoding: 'utf8' }).stdout.split('\n')[0] ?? '';
   const cpus = /CPUs=(\d+)/.exec(hw)?.[1] ?? '1';
   const topo = (hw.match(/(Boards|SocketsPerBoard|CoresPerSocket|ThreadsPerCore)=\d+/g) ?? []).join(' ');
-  const [ctldPort, dPort] = await freePorts(2);
+  const [ctldPort, dPort, dbdPort, dbPort] = await freePorts(4);
+  const accounting = opts.accounting ? [
+    'AccountingStorageType=accounting_storage/slurmdbd',
+    'AccountingStorageHost=localhost',
+    `AccountingStoragePort=${dbdPort}`,
+    // Finished jobs leave the controller soon; sacct is then the only source (what the client must use).
+    'MinJobAge=2',
+  ] : [
+    // Finished jobs stay in squeue for the whole test file (there is no accounting database).
+    'MinJobAge=1800',
+  ];
   let prolog = '';
   if (opts.taskProlog !== undefined) {
     prolog = path.join(dir, 'task-prolog');
@@ -141,8 +162,7 @@ export async function startSlurm(t: Tap, opts: SlurmOpts = {}): Promise<Slurm | 
     'SchedulerParameters=batch_sched_delay=0,sched_min_interval=0,sched_interval=1',
     'SelectType=select/cons_tres',
     'SelectTypeParameters=CR_Core',
-    // Finished jobs stay in squeue for the whole test file (there is no accounting database).
-    'MinJobAge=1800',
+    ...accounting,
     'ReturnToService=2',
     'InactiveLimit=0',
     'KillWait=1',
@@ -185,9 +205,10 @@ export async function startSlurm(t: Tap, opts: SlurmOpts = {}): Promise<Slurm | 
     daemons.push(child);
     return child;
   };
-  const logs = () => ['slurmctld.out', 'slurmd.out', 'slurmctld.log', 'slurmd.log']
+  const logs = () => ['slurmctld.out', 'slurmd.out', 'slurmctld.log', 'slurmd.log', 'slurmdbd.log', 'mariadbd.out', 'mariadb.err']
     .map((f) => { try { return `--- ${f}\n${fs.readFileSync(path.join(dir, 'log', f), 'utf8').split('\n').slice(-15).join('\n')}`; } catch { return ''; } }).join('\n');
   try {
+    if (opts.accounting) await startAccounting(dir, conf, dbdPort!, dbPort!, start, slurm);
     start('slurmctld', ['-D', '-i', '-c', '-f', conf]);
     await waitFor(() => /is UP/.test(slurm('scontrol', ['ping']).stdout), { timeout: 30000, what: 'slurmctld up' });
     start('slurmd', ['-D', '-N', 'localhost', '-f', conf]);
@@ -195,7 +216,7 @@ export async function startSlurm(t: Tap, opts: SlurmOpts = {}): Promise<Slurm | 
   } catch (e) {
     const why = `Slurm did not start: ${(e as Error).message.split('\n')[0]}\n${logs()}`;
     t.comment(why);
-    skip(t, why.split('\n')[0]!);
+    peerMissing(t, why.split('\n')[0]!);
     return undefined;
   }
   const state = (id: number) => slurm('squeue', ['-h', '--states=all', '-j', String(id), '-o', '%T']).stdout.trim();
@@ -210,4 +231,42 @@ export async function startSlurm(t: Tap, opts: SlurmOpts = {}): Promise<Slurm | 
     waitState: (id, states, timeout = 30000) => waitFor(() => { const s = state(id); return states.includes(s) ? s : undefined; },
       { timeout, what: `Slurm job ${id} in ${states.join('|')}` }),
   };
+}
+
+/**
+ * The accounting database for one private Slurm: MariaDB in `dir`/db (initialised here, a few
+ * seconds), reached by slurmdbd over the loopback, then slurmdbd with `slurmdbd.conf` beside
+ * slurm.conf (where slurmdbd looks for it through SLURM_CONF; mode 0600, as it insists), and
+ * the test cluster registered so that slurmctld's records are kept.
+ */
+async function startAccounting(dir: string, conf: string, dbdPort: number, dbPort: number,
+  start: (cmd: string, args: string[]) => ChildProcess,
+  slurm: (cmd: string, args: string[]) => { code: number | null; stdout: string; stderr: string }): Promise<void> {
+  const db = path.join(dir, 'db');
+  fs.mkdirSync(db);
+  const init = spawnSync('mariadb-install-db', ['--no-defaults', `--datadir=${db}/data`, '--user=root',
+    '--auth-root-authentication-method=normal', '--skip-test-db'], { encoding: 'utf8', timeout: 120_000 });
+  if (init.status !== 0) throw new Error(`mariadb-install-db failed: ${(init.stderr || init.stdout).trim().split('\n').pop()}`);
+  const sock = path.join(db, 'mysql.sock');
+  start('mariadbd', ['--no-defaults', `--datadir=${db}/data`, '--user=root', `--socket=${sock}`, `--port=${dbPort}`,
+    '--bind-address=127.0.0.1', '--skip-grant-tables', '--skip-log-bin', `--pid-file=${db}/mariadbd.pid`,
+    `--log-error=${dir}/log/mariadb.err`, '--innodb-buffer-pool-size=32M']);
+  await waitFor(() => fs.existsSync(sock), { timeout: 60000, what: 'MariaDB up' });
+  fs.writeFileSync(path.join(path.dirname(conf), 'slurmdbd.conf'), [
+    'AuthType=auth/none',
+    'DbdHost=localhost',
+    `DbdPort=${dbdPort}`,
+    'SlurmUser=root',
+    `PidFile=${dir}/slurmdbd.pid`,
+    `LogFile=${dir}/log/slurmdbd.log`,
+    'StorageType=accounting_storage/mysql',
+    'StorageHost=127.0.0.1',
+    `StoragePort=${dbPort}`,
+    'StorageUser=root',
+    'StorageLoc=xltest_acct',
+  ].join('\n') + '\n', { mode: 0o600 });
+  start('slurmdbd', ['-D']);
+  await waitFor(() => slurm('sacctmgr', ['-n', '-P', 'list', 'cluster', 'format=cluster']).code === 0, { timeout: 60000, what: 'slurmdbd up' });
+  const add = slurm('sacctmgr', ['-i', 'add', 'cluster', 'xltest']);
+  if (add.code !== 0 && !/already exists|Nothing new/i.test(add.stdout + add.stderr)) throw new Error(`sacctmgr add cluster: ${add.stderr.trim()}`);
 }

@@ -19,13 +19,13 @@ import { Daemon } from '../helpers/daemon';
 import { fill, fillSlack, mountTmpfs } from '../helpers/disk';
 import { exchange, stopSupervisorsOf } from '../helpers/probe';
 import { keepsHolding, pidAlive, waitFor } from '../helpers/wait';
-import { skip } from '../helpers/tap';
+import { peerMissing } from '../helpers/tap';
 
 const MiB = 1024 * 1024;
 
 t.test('a full disk under XLURM_HOME loses nothing', async (t) => {
   const m = mountTmpfs(t, 16 * MiB);
-  if (m.why !== undefined) { skip(t, m.why); return; }
+  if (m.why !== undefined) { peerMissing(t, m.why); return; }
   const home = path.join(m.dir, 'home');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-full-work-'));
   fs.chmodSync(work, 0o755);

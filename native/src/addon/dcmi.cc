@@ -19,7 +19,10 @@
 //             health (0/1 ok, 2/3 unhealthy, anything else invalid), and, unless unhealthy, the
 //             processes (a buffer of 128 rows: the call has no capacity argument and fills up to
 //             64; one retry, as the call fails when a listed process exits meanwhile).
-//             Then, when exported, dcmi[v2]_get_topo_info_by_device_id per pair: device groups.
+//             Then, when exported, dcmi[v2]_get_device_hbm_info (memory) and
+//             dcmi[v2]_get_device_utilization_rate (AI Core), for samples and card sharing.
+//             (At discovery, when exported, dcmi[v2]_get_topo_info_by_device_id per pair: device
+//             groups.)
 //   Shutdown  nothing: DCMI has no deinit (§2.1); the library stays loaded.
 #include "device.h"
 
@@ -89,6 +92,13 @@ struct HbmInfo { unsigned long long memory_size; unsigned int freq; unsigned lon
 static_assert(sizeof(HbmInfo) == 32 && offsetof(HbmInfo, memory_usage) == 16, "dcmi_hbm_info layout");
 using HbmFn = int (*)(int card_id, int device_id, HbmInfo* info);
 using V2HbmFn = int (*)(int dev_id, HbmInfo* info);
+// dcmi[v2]_get_device_utilization_rate: percent of the unit named by input_type (§2.7).
+using UtilFn = int (*)(int card_id, int device_id, int input_type, unsigned int* rate);
+using V2UtilFn = int (*)(int dev_id, int input_type, unsigned int* rate);
+// The unit whose utilisation a sample records: AI Core (DCMI_UTILIZATION_RATE_*: 2), the compute
+// units, what `npu-smi info` shows as AICore(%), supported on 910B and 310P alike (13, "NPU
+// overall", is not on every board). It reads 0 while profiling runs (§2.7).
+constexpr int kUtilizationAiCore = 2;
 
 // dcmi[v2]_get_topo_info_by_device_id's answers (docs/driver-apis.md §2.8) that put two chips in
 // one device group (docs/behaviour.md §21.5): HCCS 3, SIO 6 (the two dies of one package),
@@ -196,6 +206,8 @@ class Dcmi : public Vendor {
     phyid_ = reinterpret_cast<PhyIdFn>(sym({"dcmi_get_device_phyid_from_logicid"}));
     hbm_ = reinterpret_cast<HbmFn>(sym({"dcmi_get_device_hbm_info"}));
     v2_hbm_ = reinterpret_cast<V2HbmFn>(sym({"dcmiv2_get_device_hbm_info"}));
+    util_ = reinterpret_cast<UtilFn>(sym({"dcmi_get_device_utilization_rate"}));
+    v2_util_ = reinterpret_cast<V2UtilFn>(sym({"dcmiv2_get_device_utilization_rate"}));
     if (v2_init && v2_list_ && v2_health_ && v2_procs_) {
       Enter("dcmiv2_init");
       int rc = v2_init();
@@ -381,6 +393,11 @@ class Dcmi : public Vendor {
       Enter("dcmi_get_device_hbm_info");
       if (hbm_(at.card, at.chip, &m) == kOk) Memory(m, r);
     }
+    if (err.empty() && util_) {
+      unsigned rate = 0;
+      Enter("dcmi_get_device_utilization_rate");
+      if (util_(at.card, at.chip, kUtilizationAiCore, &rate) == kOk) Utilization(rate, r);
+    }
     return err;
   }
 
@@ -463,6 +480,11 @@ class Dcmi : public Vendor {
       Enter("dcmiv2_get_device_hbm_info");
       if (v2_hbm_(dev, &m) == kOk) Memory(m, r);
     }
+    if (err.empty() && v2_util_) {
+      unsigned rate = 0;
+      Enter("dcmiv2_get_device_utilization_rate");
+      if (v2_util_(dev, kUtilizationAiCore, &rate) == kOk) Utilization(rate, r);
+    }
     return err;
   }
 
@@ -496,6 +518,12 @@ class Dcmi : public Vendor {
     r->memory_free = r->memory_total - r->memory_used;
   }
 
+  // Utilisation for samples (docs/behaviour.md §26.2): optional like the memory; a figure above 100
+  // is not a percentage and is not reported.
+  static void Utilization(unsigned rate, ProbeRow* r) {
+    if (rate <= 100) r->utilization = rate;
+  }
+
   bool v2_ = false;
   std::string v2_refusal_;
   std::map<uint32_t, Location> where_;
@@ -519,6 +547,8 @@ class Dcmi : public Vendor {
   PhyIdFn phyid_ = nullptr;
   HbmFn hbm_ = nullptr;
   V2HbmFn v2_hbm_ = nullptr;
+  UtilFn util_ = nullptr;
+  V2UtilFn v2_util_ = nullptr;
 };
 
 }  // namespace

@@ -5,7 +5,8 @@
 //   * libhgml.so needs libuki.so (DT_NEEDED), which is often not on the loader's path: it is
 //     loaded first from libhgml.so's own directory;
 //   * initialisation: hgmlInit_v2, else hgmlInitWithFlags(0) (what GPUStack calls), else hgmlInit;
-//   * hgmlDeviceGetName is optional; without it devices are named "T-Head PPU".
+//   * hgmlDeviceGetName is optional; without it devices are named "T-Head PPU";
+//   * hgmlDeviceGetUtilizationRates and hgmlDeviceGetMemoryInfo are optional (samples).
 #include "nvml-shaped.h"
 
 namespace xlurm::dev {
@@ -34,6 +35,9 @@ constexpr NvmlShapedApi kHgml = {
     /*topology=*/nullptr,  // HGML has one (NVML's levels) but no tested fake: unknown topology
     /*minor=*/"hgmlDeviceGetMinorNumber",
     /*node_prefix=*/"/dev/alixpu_ppu",
+    // NVML's structs (§5.2), optional like NVML's: readings for samples where exported.
+    /*utilization=*/"hgmlDeviceGetUtilizationRates",
+    /*memory=*/"hgmlDeviceGetMemoryInfo",
 };
 
 }  // namespace

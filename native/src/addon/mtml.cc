@@ -6,8 +6,11 @@
 //             mtmlDeviceGetName, mtmlLibraryFreeDevice
 //   Probe     per id: device object by index, mtmlDeviceGetIndex (when exported; must match),
 //             UUID (the daemon compares it with discovery), the device's nodes
-//             (mtmlDeviceGet{Gpu,Primary,Render}Path), free; then ONE scan of /proc/<pid>/fd for
-//             processes holding those nodes (node-holders.h). MTML has no process API (§3.6);
+//             (mtmlDeviceGet{Gpu,Primary,Render}Path), and, when exported, the GPU object's
+//             utilisation (mtmlDeviceInitGpu, mtmlGpuGetUtilization, mtmlDeviceFreeGpu) and the
+//             memory object's total and used bytes (mtmlDeviceInitMemory, mtmlMemoryGetTotal,
+//             mtmlMemoryGetUsed, mtmlDeviceFreeMemory), for samples; free; then ONE scan of
+//             /proc/<pid>/fd for processes holding those nodes (node-holders.h). MTML has no process API (§3.6);
 //             whenever that scan cannot see every process the devices are reported with the reason
 //             (the daemon shows them unknown) instead of idle. No health API either (§3.5).
 //   Shutdown  mtmlLibraryShutDown(library object)
@@ -28,6 +31,8 @@ namespace {
 using MtmlReturn = int;
 struct MtmlLibrary;
 struct MtmlDevice;
+struct MtmlGpu;
+struct MtmlMemory;
 
 constexpr MtmlReturn kSuccess = 0;
 constexpr MtmlReturn kNotSupported = 4;
@@ -43,6 +48,12 @@ using FreeDeviceFn = MtmlReturn (*)(MtmlDevice*);
 using IndexFn = MtmlReturn (*)(const MtmlDevice*, unsigned int*);
 using StringFn = MtmlReturn (*)(const MtmlDevice*, char*, unsigned int);
 using ErrorStringFn = const char* (*)(MtmlReturn);
+using InitGpuFn = MtmlReturn (*)(const MtmlDevice*, MtmlGpu**);
+using FreeGpuFn = MtmlReturn (*)(MtmlGpu*);
+using GpuUtilFn = MtmlReturn (*)(const MtmlGpu*, unsigned int*);
+using InitMemoryFn = MtmlReturn (*)(const MtmlDevice*, MtmlMemory**);
+using FreeMemoryFn = MtmlReturn (*)(MtmlMemory*);
+using MemoryBytesFn = MtmlReturn (*)(const MtmlMemory*, unsigned long long*);
 
 // The node-path calls, in the order tried; a device answers NOT_SUPPORTED for a node it lacks.
 constexpr const char* kNodeCalls[] = {"mtmlDeviceGetGpuPath", "mtmlDeviceGetPrimaryPath", "mtmlDeviceGetRenderPath"};
@@ -68,6 +79,17 @@ class Mtml : public Vendor {
     if (missing) return path + " does not export " + missing + " (not an MTML library?)";
     index_ = reinterpret_cast<IndexFn>(FindSymbol(lib, {"mtmlDeviceGetIndex"}));
     for (size_t i = 0; i < kNodeCallCount; i++) node_[i] = reinterpret_cast<StringFn>(FindSymbol(lib, {kNodeCalls[i]}));
+    // Readings for samples (§3.4), each only with its whole create-read-free set: an object that
+    // could not be freed again would leak on every probe.
+    init_gpu_ = reinterpret_cast<InitGpuFn>(FindSymbol(lib, {"mtmlDeviceInitGpu"}));
+    free_gpu_ = reinterpret_cast<FreeGpuFn>(FindSymbol(lib, {"mtmlDeviceFreeGpu"}));
+    gpu_util_ = reinterpret_cast<GpuUtilFn>(FindSymbol(lib, {"mtmlGpuGetUtilization"}));
+    if (!init_gpu_ || !free_gpu_ || !gpu_util_) init_gpu_ = nullptr;
+    init_memory_ = reinterpret_cast<InitMemoryFn>(FindSymbol(lib, {"mtmlDeviceInitMemory"}));
+    free_memory_ = reinterpret_cast<FreeMemoryFn>(FindSymbol(lib, {"mtmlDeviceFreeMemory"}));
+    memory_total_ = reinterpret_cast<MemoryBytesFn>(FindSymbol(lib, {"mtmlMemoryGetTotal"}));
+    memory_used_ = reinterpret_cast<MemoryBytesFn>(FindSymbol(lib, {"mtmlMemoryGetUsed"}));
+    if (!init_memory_ || !free_memory_ || !memory_total_ || !memory_used_) init_memory_ = nullptr;
 
     const char* root = std::getenv("XLURM_MTML_PROC_ROOT");
     proc_root_ = root && *root ? root : "/proc";
@@ -119,6 +141,7 @@ class Mtml : public Vendor {
           r.has_uuid = r.error.empty();
         }
         if (r.error.empty()) r.error = Nodes(dev.handle, &n);
+        if (r.error.empty()) Readings(dev.handle, &r);
       }
       if (r.error.empty()) {
         scanned.push_back(out->size());
@@ -195,6 +218,41 @@ class Mtml : public Vendor {
     return rc;
   }
 
+  // Utilisation (percent) and memory (bytes) for samples (docs/behaviour.md §26.2), through the
+  // device's GPU and memory objects, each freed at once. Optional: a failed call or an absurd
+  // answer is simply not reported, never the device's error.
+  void Readings(MtmlDevice* h, ProbeRow* r) {
+    if (init_gpu_) {
+      MtmlGpu* gpu = nullptr;
+      Enter("mtmlDeviceInitGpu");
+      if (init_gpu_(h, &gpu) == kSuccess && gpu) {
+        unsigned int util = 0;
+        Enter("mtmlGpuGetUtilization");
+        if (gpu_util_(gpu, &util) == kSuccess && util <= 100) r->utilization = util;
+        Enter("mtmlDeviceFreeGpu");
+        free_gpu_(gpu);
+      }
+    }
+    if (init_memory_) {
+      MtmlMemory* mem = nullptr;
+      Enter("mtmlDeviceInitMemory");
+      if (init_memory_(h, &mem) == kSuccess && mem) {
+        unsigned long long total = 0, used = 0;
+        Enter("mtmlMemoryGetTotal");
+        bool ok = memory_total_(mem, &total) == kSuccess;
+        Enter("mtmlMemoryGetUsed");
+        ok = ok && memory_used_(mem, &used) == kSuccess;
+        if (ok && total > 0 && used <= total && total <= (1ULL << 50)) {
+          r->memory_total = static_cast<int64_t>(total);
+          r->memory_used = static_cast<int64_t>(used);
+          r->memory_free = static_cast<int64_t>(total - used);
+        }
+        Enter("mtmlDeviceFreeMemory");
+        free_memory_(mem);
+      }
+    }
+  }
+
   // The object must be the device asked for (where the library can say).
   std::string CheckIndex(MtmlDevice* h, uint32_t id) {
     if (!index_) return "";
@@ -255,6 +313,13 @@ class Mtml : public Vendor {
   ErrorStringFn error_string_ = nullptr;
   IndexFn index_ = nullptr;
   StringFn node_[kNodeCallCount] = {};
+  InitGpuFn init_gpu_ = nullptr;  // nullptr: no complete GPU-object set (utilisation not read)
+  FreeGpuFn free_gpu_ = nullptr;
+  GpuUtilFn gpu_util_ = nullptr;
+  InitMemoryFn init_memory_ = nullptr;  // nullptr: no complete memory-object set
+  FreeMemoryFn free_memory_ = nullptr;
+  MemoryBytesFn memory_total_ = nullptr;
+  MemoryBytesFn memory_used_ = nullptr;
   MtmlLibrary* library_ = nullptr;
   std::string proc_root_;
 };

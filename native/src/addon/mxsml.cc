@@ -9,7 +9,9 @@
 //             mxSmlGetDeviceUnavailableReason and, when exported, mxSmlGetDeviceState (either
 //             saying "not available" → unhealthy), then the per-device process query
 //             (mxSmlGetSingleGpuProcess_v3, else _v2, else plain), rows validated and matched
-//             on the device's sequence index (DecodeProcessRows)
+//             on the device's sequence index (DecodeProcessRows); and, when exported,
+//             mxSmlGetMemoryInfo (VRAM, KB) and mxSmlGetDeviceIpUsage (Xcore, the compute IP), for
+//             samples
 //   Shutdown  nothing
 #include "device.h"
 #include "node-holders.h"
@@ -87,6 +89,12 @@ using ErrorStringFn = const char* (*)(mxSmlReturn_t);
 using StateFn = mxSmlReturn_t (*)(unsigned int, int*);
 using UnavailableFn = mxSmlReturn_t (*)(unsigned int, UnavailableReason*);
 using ProcessesFn = mxSmlReturn_t (*)(unsigned int, unsigned int*, void*);
+// mxSmlMemoryInfo_t: KB, signed (docs/driver-apis.md §4.5); the vram pair is the device memory.
+struct MemoryInfo { long visVramTotal, visVramUse, vramTotal, vramUse, xttTotal, xttUse; };
+static_assert(sizeof(MemoryInfo) == 48, "mxSmlMemoryInfo_t is 48 bytes on LP64");
+using MemoryFn = mxSmlReturn_t (*)(unsigned int, MemoryInfo*);
+using IpUsageFn = mxSmlReturn_t (*)(unsigned int, int /* mxSmlUsageIp_t */, int*);
+constexpr int kIpXcore = 4;  // MXSML_Usage_Xcore: the compute cores (Dla, Vpue, Vpud, G2d are not)
 
 // A fixed-size text field that the driver may fill without a terminator.
 std::string Text(const char* field, size_t size) { return std::string(field, strnlen(field, size)); }
@@ -144,6 +152,8 @@ class Mxsml : public Vendor {
         {"mxSmlGetSingleGpuProcess_v3", "mxSmlGetSingleGpuProcess_v2", "mxSmlGetSingleGpuProcess"}, &processes_name_));
     if (missing) return path + " does not export " + missing + " (not an MXSML library?)";
     state_ = reinterpret_cast<StateFn>(FindSymbol(lib, {"mxSmlGetDeviceState"}));
+    memory_ = reinterpret_cast<MemoryFn>(FindSymbol(lib, {"mxSmlGetMemoryInfo"}));
+    ip_usage_ = reinterpret_cast<IpUsageFn>(FindSymbol(lib, {"mxSmlGetDeviceIpUsage"}));
     if (std::strcmp(processes_name_, "mxSmlGetSingleGpuProcess") == 0) {
       row_size_ = sizeof(ProcessInfoV1);
       entry_size_ = sizeof(ProcessGpuInfoV1);
@@ -201,6 +211,7 @@ class Mxsml : public Vendor {
         r.error = Processes(id, &r.processes);
         r.has_processes = r.error.empty();
       }
+      if (r.error.empty() && r.health == Health::kOk) Readings(id, &r);
       out->push_back(std::move(r));
     }
   }
@@ -220,6 +231,27 @@ class Mxsml : public Vendor {
     Enter("mxSmlGetDeviceInfo");
     mxSmlReturn_t rc = info_(id, info);
     return rc == kSuccess ? "" : Error("mxSmlGetDeviceInfo", rc);
+  }
+
+  // Utilisation (percent) and memory (KB → bytes) for samples (docs/behaviour.md §26.2).
+  // Optional: a failed call or an absurd answer is simply not reported, never the device's error.
+  void Readings(unsigned int id, ProbeRow* r) {
+    if (ip_usage_) {
+      int usage = -1;
+      Enter("mxSmlGetDeviceIpUsage");
+      if (ip_usage_(id, kIpXcore, &usage) == kSuccess && usage >= 0 && usage <= 100) r->utilization = usage;
+    }
+    if (memory_) {
+      MemoryInfo m;
+      std::memset(&m, 0, sizeof m);
+      Enter("mxSmlGetMemoryInfo");
+      if (memory_(id, &m) == kSuccess && m.vramTotal > 0 && m.vramUse >= 0 && m.vramUse <= m.vramTotal &&
+          m.vramTotal <= (1L << 40)) {
+        r->memory_total = static_cast<int64_t>(m.vramTotal) << 10;
+        r->memory_used = static_cast<int64_t>(m.vramUse) << 10;
+        r->memory_free = r->memory_total - r->memory_used;
+      }
+    }
   }
 
   // Unavailable (a non-zero unavailable code, or state 0) → unhealthy.
@@ -275,6 +307,8 @@ class Mxsml : public Vendor {
   UnavailableFn unavailable_ = nullptr;
   StateFn state_ = nullptr;
   ProcessesFn processes_ = nullptr;
+  MemoryFn memory_ = nullptr;
+  IpUsageFn ip_usage_ = nullptr;
   const char* processes_name_ = "mxSmlGetSingleGpuProcess_v3";
   size_t row_size_ = sizeof(ProcessInfoV3);
   size_t entry_size_ = sizeof(ProcessGpuInfoV3);

@@ -8,7 +8,9 @@
 //   Probe     per id: rsmi_dev_unique_id_get (the daemon compares it with discovery); processes
 //             once per probe: the host-wide list (rsmi_compute_process_info_get), then per PID
 //             the devices it uses (rsmi_compute_process_gpus_get), then per (PID, requested
-//             device) rsmi_compute_process_info_by_device_get, which must confirm the PID
+//             device) rsmi_compute_process_info_by_device_get, which must confirm the PID;
+//             and, when exported, rsmi_dev_busy_percent_get and rsmi_dev_memory_total_get /
+//             rsmi_dev_memory_usage_get (VRAM), for samples
 //   Shutdown  rsmi_shut_down
 // Health is not a library question for HCU: the daemon runs `hy-smi --healthcheck` itself
 // (packages/daemon/src/devices/hy-smi.ts), so rows carry no health.
@@ -54,6 +56,9 @@ using PciIdFn = rsmi_status_t (*)(uint32_t, uint64_t*);
 using ProcessListFn = rsmi_status_t (*)(ProcessInfo*, uint32_t*);
 using ProcessGpusFn = rsmi_status_t (*)(uint32_t, uint32_t*, uint32_t*);
 using ProcessByDeviceFn = rsmi_status_t (*)(uint32_t, uint32_t, ProcessInfo*);
+using BusyPercentFn = rsmi_status_t (*)(uint32_t, uint32_t*);
+using MemoryFn = rsmi_status_t (*)(uint32_t, int /* rsmi_memory_type_t */, uint64_t*);
+constexpr int kMemoryVram = 0;  // RSMI_MEM_TYPE_VRAM (VIS_VRAM 1 and GTT 2 are other pools)
 
 class RocmSmi : public Vendor {
  public:
@@ -74,6 +79,9 @@ class RocmSmi : public Vendor {
     process_by_device_ = reinterpret_cast<ProcessByDeviceFn>(need("rsmi_compute_process_info_by_device_get"));
     name_ = reinterpret_cast<NameFn>(FindSymbol(lib, {"rsmi_dev_name_get"}));  // optional (§8)
     pci_id_ = reinterpret_cast<PciIdFn>(FindSymbol(lib, {"rsmi_dev_pci_id_get"}));  // optional: device nodes
+    busy_percent_ = reinterpret_cast<BusyPercentFn>(FindSymbol(lib, {"rsmi_dev_busy_percent_get"}));  // optional: samples
+    memory_total_ = reinterpret_cast<MemoryFn>(FindSymbol(lib, {"rsmi_dev_memory_total_get"}));
+    memory_usage_ = reinterpret_cast<MemoryFn>(FindSymbol(lib, {"rsmi_dev_memory_usage_get"}));
     if (missing) return path + " does not export " + missing + " (not a rocm_smi library?)";
     Enter("rsmi_init");
     rsmi_status_t rc = init_(0);
@@ -113,6 +121,7 @@ class RocmSmi : public Vendor {
       if (r.error.empty()) {
         r.processes = by_device[id];
         r.has_processes = true;
+        Readings(id, &r);
       }
       out->push_back(std::move(r));
     }
@@ -130,6 +139,27 @@ class RocmSmi : public Vendor {
     Enter("rsmi_status_string");
     if (status_string_(rc, &text) != kSuccess) text = nullptr;
     return std::string(call) + ": " + (text && *text ? text : "error") + " (" + std::to_string(rc) + ")";
+  }
+
+  // Utilisation (percent) and VRAM (bytes) for samples (docs/behaviour.md §26.2). Optional: a
+  // failed call or an absurd answer is simply not reported, never the device's error.
+  void Readings(uint32_t index, ProbeRow* r) {
+    if (busy_percent_) {
+      uint32_t busy = 0;
+      Enter("rsmi_dev_busy_percent_get");
+      if (busy_percent_(index, &busy) == kSuccess && busy <= 100) r->utilization = busy;
+    }
+    if (memory_total_ && memory_usage_) {
+      uint64_t total = 0, used = 0;
+      Enter("rsmi_dev_memory_total_get");
+      if (memory_total_(index, kMemoryVram, &total) != kSuccess) return;
+      Enter("rsmi_dev_memory_usage_get");
+      if (memory_usage_(index, kMemoryVram, &used) != kSuccess) return;
+      if (total == 0 || used > total || total > (1ULL << 50)) return;
+      r->memory_total = static_cast<int64_t>(total);
+      r->memory_used = static_cast<int64_t>(used);
+      r->memory_free = static_cast<int64_t>(total - used);
+    }
   }
 
   // The identity: the 64-bit unique id as 0x<lowercase hex> (rocm-smi's --showuniqueid form).
@@ -257,6 +287,9 @@ class RocmSmi : public Vendor {
   ProcessListFn process_list_ = nullptr;
   ProcessGpusFn process_gpus_ = nullptr;
   ProcessByDeviceFn process_by_device_ = nullptr;
+  BusyPercentFn busy_percent_ = nullptr;
+  MemoryFn memory_total_ = nullptr;
+  MemoryFn memory_usage_ = nullptr;
   uint32_t device_count_ = 0;
 };
 

@@ -64,16 +64,25 @@ if (!built) {
       { id: 3, uuid: '3', processes: [], health: 'ok', error: null },
       { id: 0, uuid: '0', processes: [], health: 'ok', error: null },
     ]));
-    // Then the chip's memory, for card sharing (docs/behaviour.md §25.2); never the device's error.
+    // Then the chip's memory (card sharing, docs/behaviour.md §25.2; samples, §26.2) and its AI Core
+    // utilisation (samples); never the device's error.
     t.same(probe, [
-      'dcmiv2_get_slot_id_and_chip_id_by_dev_id', 'dcmiv2_get_device_health', 'dcmiv2_get_device_proc_mem_info', 'dcmiv2_get_device_hbm_info',
-      'dcmiv2_get_slot_id_and_chip_id_by_dev_id', 'dcmiv2_get_device_health', 'dcmiv2_get_device_proc_mem_info', 'dcmiv2_get_device_hbm_info',
+      'dcmiv2_get_slot_id_and_chip_id_by_dev_id', 'dcmiv2_get_device_health', 'dcmiv2_get_device_proc_mem_info', 'dcmiv2_get_device_hbm_info', 'dcmiv2_get_device_utilization_rate',
+      'dcmiv2_get_slot_id_and_chip_id_by_dev_id', 'dcmiv2_get_device_health', 'dcmiv2_get_device_proc_mem_info', 'dcmiv2_get_device_hbm_info', 'dcmiv2_get_device_utilization_rate',
     ]);
     fake.write([...CHIPS, 'hbm 3 65536 1024']);
     t.same(await native.deviceProbe(h, [3, 0], 2000), [
       { id: 3, uuid: '3', processes: [], health: 'ok', error: null, memory_used: 1024 * 2 ** 20, memory_total: 65536 * 2 ** 20, memory_free: 64512 * 2 ** 20 },
       { id: 0, uuid: '0', processes: [], health: 'ok', error: null },
     ], 'HBM total and usage in bytes where the chip answers');
+    fake.write([...CHIPS, 'util 3 37', 'util 0 101', 'hbm 0 65536 2048']);
+    t.same(await native.deviceProbe(h, [3, 0], 2000), [
+      { id: 3, uuid: '3', processes: [], health: 'ok', error: null, utilization: 37 },
+      { id: 0, uuid: '0', processes: [], health: 'ok', error: null, memory_used: 2048 * 2 ** 20, memory_total: 65536 * 2 ** 20, memory_free: 63488 * 2 ** 20 },
+    ], 'the AI Core utilisation (input type 2) in percent; above 100 is not a percentage: left out, never 0');
+    fake.write([...CHIPS, 'util 3 37', 'fail dcmiv2_get_device_utilization_rate -8005 3']);
+    t.same(await native.deviceProbe(h, [3], 2000), [{ id: 3, uuid: '3', processes: [], health: 'ok', error: null }],
+      'a failed utilisation query leaves the figure out and is not the device\'s error');
     t.same((await native.deviceProbe(h, [2], 2000))[0]!.error, 'logical id 2 was not discovered');
   });
 
@@ -91,7 +100,11 @@ if (!built) {
     const probe = await callsOf(async () => t.same(await native.deviceProbe(h, [1], 2000), [
       { id: 1, uuid: '1', processes: [], health: 'ok', error: null },
     ]));
-    t.same(probe, ['dcmi_get_device_logic_id', 'dcmi_get_device_health', 'dcmi_get_device_resource_info', 'dcmi_get_device_hbm_info']);
+    t.same(probe, ['dcmi_get_device_logic_id', 'dcmi_get_device_health', 'dcmi_get_device_resource_info', 'dcmi_get_device_hbm_info', 'dcmi_get_device_utilization_rate']);
+    fake.write([...CHIPS, 'board 910B', 'util 1 64', 'hbm 1 32768 8192']);
+    t.same(await native.deviceProbe(h, [1], 2000), [
+      { id: 1, uuid: '1', processes: [], health: 'ok', error: null, utilization: 64, memory_used: 8192 * 2 ** 20, memory_total: 32768 * 2 ** 20, memory_free: 24576 * 2 ** 20 },
+    ], 'the classic calls: utilisation and memory by (card, chip)');
   });
 
   t.test('a library without the v2 symbols: the classic API', async (t) => {

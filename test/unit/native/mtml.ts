@@ -183,6 +183,30 @@ if (!built) {
     t.notOk(fake.calls().some((c) => c.startsWith('CONCURRENT')));
   });
 
+  t.test('readings for samples: GPU utilisation and memory through sub-objects, each freed', async (t) => {
+    fake.write([...gpus(3), 'util 0 42', 'mem 0 49152 1024', 'util 1 250', 'mem 1 1024 2048', 'fail mtmlDeviceInitGpu 4 2', 'mem 2 8192 4096']);
+    const h = open();
+    t.teardown(() => native.deviceClose(h, 2000));
+    native.deviceDiscover(h, 2000);
+    const before = fake.calls().length;
+    const rows = await native.deviceProbe(h, [0, 1, 2], 2000);
+    t.same(rows.map((r) => [r.error, r.utilization, r.memory_used, r.memory_total, r.memory_free]), [
+      [null, 42, 1024 * 2 ** 20, 49152 * 2 ** 20, 48128 * 2 ** 20],
+      [null, undefined, undefined, undefined, undefined], // 250 % and more used than total: absurd, left out
+      [null, undefined, 4096 * 2 ** 20, 8192 * 2 ** 20, 4096 * 2 ** 20], // no GPU object: no utilisation, never 0
+    ]);
+    const calls = fake.calls().slice(before);
+    const n = (name: string) => calls.filter((c) => c === name).length;
+    t.equal(n('mtmlDeviceInitGpu'), 3);
+    t.equal(n('mtmlDeviceFreeGpu'), 2, 'every GPU object handed out is freed (device 2 got none)');
+    t.equal(n('mtmlDeviceInitMemory'), 3);
+    t.equal(n('mtmlDeviceFreeMemory'), 3, 'every memory object is freed');
+    t.notOk(calls.some((c) => c.startsWith('BAD-OBJECT')), 'no unknown or freed object passed in');
+    fake.write(gpus(1));
+    t.same(Object.keys((await native.deviceProbe(h, [0], 2000))[0]!).sort(), ['error', 'health', 'id', 'processes', 'uuid'],
+      'a GPU whose library reports nothing has no reading at all');
+  });
+
   t.test('every object is freed; one shutdown per init', async (t) => {
     fake.write(gpus(2));
     const before = fake.calls().length;

@@ -113,6 +113,23 @@ if (!built) {
     ]);
   });
 
+  t.test('readings for samples: Xcore utilisation and VRAM (KB) where the library answers', async (t) => {
+    const h = library(t);
+    fake.write([...gpus(3), 'util 0 55', 'mem 0 67108864 1048576', 'util 1 -1', 'mem 1 1024 2048', 'util 2 12', 'unavailable 2 3 "PCIe link down"']);
+    const before = fake.calls().length;
+    t.same((await native.deviceProbe(h, [0, 1, 2], 2000)).map((r) => [r.error, r.utilization, r.memory_used, r.memory_total, r.memory_free]), [
+      [null, 55, 2 ** 30, 64 * 2 ** 30, 63 * 2 ** 30], // the vram pair, KB → bytes (not vis or xtt)
+      [null, undefined, undefined, undefined, undefined], // a negative percentage and more used than total: left out
+      [null, undefined, undefined, undefined, undefined], // an unavailable GPU is not asked
+    ]);
+    const calls = fake.calls().slice(before);
+    t.equal(calls.filter((c) => c === 'mxSmlGetDeviceIpUsage').length, 2, 'asked of the available GPUs only');
+    fake.write([...gpus(3), 'util 0 55', 'mem 0 67108864 1048576', 'fail mxSmlGetDeviceIpUsage 1 0']);
+    t.same(Object.keys((await native.deviceProbe(h, [0], 2000))[0]!).sort(),
+      ['error', 'health', 'id', 'memory_free', 'memory_total', 'memory_used', 'processes', 'uuid'],
+      'a failed utilisation query leaves it out (never 0) and is not the device\'s error');
+  });
+
   t.test('identity: a changed UUID is reported as is; a failing info query is an error', async (t) => {
     const h = library(t);
     fake.write([`device 0 ${uuid(0)} a`, 'device 1 GPU-other b', `device 2 ${uuid(2)} c`, 'fail mxSmlGetDeviceInfo 1 2']);

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { accountByUid, flockExclusive, groupList, stepdPath } from '../../../native/ts/index';
 import { fill, mountTmpfs } from '../../helpers/disk';
-import { skip, type Tap } from '../../helpers/tap';
+import { peerMissing, peerSkip, skip, type Tap } from '../../helpers/tap';
 
 
 interface Outcome {
@@ -403,7 +403,7 @@ if (!built) {
   // docs/behaviour.md §24.3, §24.6: the payload joins the job's cgroups before exec, and
   // everything left in them dies with the job, also what left its process group.
   const unified = '/sys/fs/cgroup/unified';
-  const cgroupSkip = !isRoot ? 'needs root' : !fs.existsSync(path.join(unified, 'cgroup.procs')) ? `no unified cgroup hierarchy at ${unified}` : false;
+  const cgroupSkip = peerSkip(!isRoot ? 'needs root' : !fs.existsSync(path.join(unified, 'cgroup.procs')) ? `no unified cgroup hierarchy at ${unified}` : false);
   t.test('as root: the payload is in its cgroup from its first instruction; a setsid descendant dies with the job', { skip: cgroupSkip }, async t => {
     const cg = path.join(unified, `xlurm-stepd-test-${process.pid}`);
     fs.mkdirSync(cg);
@@ -425,7 +425,7 @@ if (!built) {
     t.type(r.result!.cpu_seconds, 'number', 'its CPU time, measured before (unified cpu.stat)');
   });
 
-  t.test('as root: a cgroup that cannot be joined fails the job closed, nothing runs', { skip: isRoot ? false : 'needs root' }, async t => {
+  t.test('as root: a cgroup that cannot be joined fails the job closed, nothing runs', { skip: isRoot ? false : peerSkip('needs root') }, async t => {
     const r = await runJob(t, { argv: ['sh', '-c', 'echo ran'], cgroups: ['/nonexistent-xlurm-cgroup'] });
     t.match(r.result, { state: 'FAILED', exit_code: 1, error: "cannot enforce the job's limits: cannot join /nonexistent-xlurm-cgroup: No such file or directory" });
     t.notMatch(r.logText, /ran/);
@@ -438,7 +438,7 @@ if (!built) {
 
   });
 
-  t.test('as root: the job gets exactly the groups in the spec (the daemon resolved them; no lookup here)', { skip: !isRoot && 'needs root' }, async t => {
+  t.test('as root: the job gets exactly the groups in the spec (the daemon resolved them; no lookup here)', { skip: !isRoot && peerSkip('needs root') }, async t => {
     const r = await runJob(t, {
       argv: ['sh', '-c', 'id -G; grep -E "^Groups:" /proc/self/status'],
       switchUser: true, uid: 65534, gid: 65534, owner: 'whatever-name', groups: [65534, 4, 1], cwd: '/',
@@ -447,7 +447,7 @@ if (!built) {
     t.match(r.logText, /^Groups:\t1 4 65534 ?$/m, 'setgroups(2) got the spec\'s list');
   });
 
-  t.test('as root: no NSS module maps into the supervisor (the daemon resolves the account)', { skip: !isRoot && 'needs root' }, async t => {
+  t.test('as root: no NSS module maps into the supervisor (the daemon resolves the account)', { skip: !isRoot && peerSkip('needs root') }, async t => {
     const nobody = accountByUid(65534);
     if (!nobody) { skip(t, 'no account with uid 65534'); return; }
     let maps = '';
@@ -465,7 +465,7 @@ if (!built) {
     t.notMatch(maps, /libnss_/, 'no NSS module in the supervisor');
   });
 
-  t.test('as root: runs as the owner with groups, saved ids and no_new_privs', { skip: !isRoot && 'needs root' }, async t => {
+  t.test('as root: runs as the owner with groups, saved ids and no_new_privs', { skip: !isRoot && peerSkip('needs root') }, async t => {
     const nobody = accountByUid(65534);
     if (!nobody) { skip(t, 'no account with uid 65534'); return; }
     const r = await runJob(t, {
@@ -490,9 +490,9 @@ if (!built) {
     t.match(denied.result, { state: 'FAILED', exit_code: 1, error: 'cannot execute true: Permission denied' });
   });
 
-  t.test('a full disk: the result waits for space, keeps the lock, and keeps the end time', { skip: !isRoot && 'needs root (mount -t tmpfs)' }, async t => {
+  t.test('a full disk: the result waits for space, keeps the lock, and keeps the end time', { skip: !isRoot && peerSkip('needs root (mount -t tmpfs)') }, async t => {
     const m = mountTmpfs(t, 1024 * 1024);
-    if (m.why !== undefined) { skip(t, m.why); return; }
+    if (m.why !== undefined) { peerMissing(t, m.why); return; }
     if (!fs.existsSync(t.testdirName)) t.testdir();
     const go = path.join(t.testdirName, 'full-go');
     let filler = '';

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { initStateDir } from '../../../packages/protocol/src/state-dir';
-import type { Tap } from '../../helpers/tap';
+import { peerSkip, type Tap } from '../../helpers/tap';
 
 const IS_ROOT = process.geteuid?.() === 0;
 const NOBODY = 65534;
@@ -51,7 +51,7 @@ t.test('refuses a home that is not a directory, or is writable by others', async
   t.throws(() => initStateDir(jobsFile), storage('invalid jobs directory owner'), 'jobs/ that is not a directory');
 });
 
-t.test('as root: untrusted ancestors and foreign-owned parts are refused', { skip: !IS_ROOT && 'needs root (files of another owner)' }, async (t) => {
+t.test('as root: untrusted ancestors and foreign-owned parts are refused', { skip: !IS_ROOT && peerSkip('needs root (files of another owner)') }, async (t) => {
   const dir = scratch(t);
   const foreign = path.join(dir, 'foreign');
   fs.mkdirSync(foreign, { mode: 0o755 });

@@ -166,6 +166,19 @@ export function exitStatus(v: unknown): number {
   return 0;
 }
 
+/**
+ * sacct's text form of an exit status, `CODE:SIGNAL` (`3:0`, `0:9`), as an exit code; undefined
+ * when it is not of that form. Slurm 22.05's `sacct --json` reports `return_code: 0` and
+ * `SUCCESS` for a job that exited 3 (its text output says `3:0`, seen against a real slurmdbd),
+ * so a finished job's code is read from the text form (docs/behaviour.md §27.3).
+ */
+export function exitCodeText(text: string): number | undefined {
+  const m = /^(\d+):(\d+)$/.exec(text.trim());
+  if (!m) return undefined;
+  const sig = Number(m[2]);
+  return sig > 0 ? 128 + sig : Number(m[1]) & 0xff;
+}
+
 /** Expand Slurm's index lists: `0-2,5` → [0,1,2,5]. */
 export function indexList(text: string): number[] {
   const out: number[] = [];

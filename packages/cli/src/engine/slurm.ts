@@ -14,7 +14,7 @@ import { renderTable } from '../format/table';
 import { sleep } from '../sleep';
 import type { ClusterConfig } from './cluster';
 import type { Engine, InfoReport, SubmitContext } from './types';
-import { arrayCounts, jobOf, mapState, setArrayCounts, slurmOptions, stateText, summaryOf, type SlurmJob } from './slurm-map';
+import { arrayCounts, exitCodeText, jobOf, mapState, setArrayCounts, slurmOptions, stateText, summaryOf, type SlurmJob } from './slurm-map';
 
 interface Ran { code: number | null; stdout: string; stderr: string }
 
@@ -182,7 +182,13 @@ export class SlurmEngine implements Engine {
     const acct = slurm('sacct', ['--json', `--jobs=${id}`]);
     if (acct.code === 0) {
       const j = parseJobs(acct, 'sacct').find((x) => x.job_id === id);
-      if (j) return j;
+      if (j) {
+        // The JSON's exit code is not to be trusted (exitCodeText says why); the text form is.
+        const text = slurm('sacct', ['-n', '-P', '-X', `--jobs=${id}`, '--format=JobIDRaw,ExitCode']);
+        const row = text.code === 0 ? text.stdout.split('\n').find((l) => l.startsWith(`${id}|`)) : undefined;
+        const code = row === undefined ? undefined : exitCodeText(row.split('|')[1] ?? '');
+        return code === undefined ? j : { ...j, exit_code: { return_code: code } };
+      }
     }
     throw new CliError('job not found');
   }

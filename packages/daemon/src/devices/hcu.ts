@@ -6,12 +6,13 @@
  * `HIP_VISIBLE_DEVICES` / `CUDA_VISIBLE_DEVICES` = `0..N-1`
  * (runner/visibility.ts).
  */
+import * as path from 'node:path';
 import type { Device } from '@xlurm/protocol';
 import type { Backend, BackendFactory, ProbeResult } from './backend';
 import { HEALTH_CALL, HEALTH_TIMEOUT_MS, findHealthTool, runHealthcheck, type HealthReport } from './hy-smi';
-import { nativeBackend } from './native-backend';
+import { libraryPaths, loadedFrom, nativeBackend, type NativeVendor } from './native-backend';
 
-const rocmSmi = nativeBackend({
+const ROCM_SMI: NativeVendor = {
   kind: 'hcu',
   libraryEnv: 'XLURM_HCU_SMI_LIBRARY',
   search: [
@@ -19,7 +20,8 @@ const rocmSmi = nativeBackend({
     '/opt/dtk/.hyhal/rocm_smi/lib/librocm_smi64.so',
     'librocm_smi64.so',
   ],
-});
+};
+const rocmSmi = nativeBackend(ROCM_SMI);
 
 /**
  * One device's status from the library's answer and the health report:
@@ -44,6 +46,8 @@ export class HealthCheckedBackend implements Backend {
   get devices(): readonly Device[] { return this.inner.devices; }
   get nodes(): Backend['nodes'] { return this.inner.nodes; }
   get numa(): Backend['numa'] { return this.inner.numa; }
+  /** The library's readings (utilisation, memory: samples); health adds none. */
+  readings(): ReturnType<NonNullable<Backend['readings']>> { return this.inner.readings?.() ?? new Map(); }
 
   async probe(ids: readonly number[]): Promise<Map<number, ProbeResult>> {
     const [results, report] = await Promise.all([this.inner.probe(ids), this.check(this.stopping.signal)]);
@@ -69,6 +73,10 @@ export const hcu: BackendFactory = (opts) => {
     inner.close();
     throw e;
   }
-  opts.log(`hcu: health from ${tool} --healthcheck`);
-  return new HealthCheckedBackend(inner, (signal) => runHealthcheck(tool, opts.env, HEALTH_TIMEOUT_MS, signal));
+  // The tool gets the library's directory as its LD_LIBRARY_PATH and nothing from the daemon's
+  // environment (hy-smi.ts healthEnv).
+  const loaded = loadedFrom(libraryPaths(ROCM_SMI, opts.env));
+  const libraryDir = loaded === undefined ? undefined : path.dirname(loaded);
+  opts.log(`hcu: health from ${tool} --healthcheck${libraryDir ? ` (LD_LIBRARY_PATH=${libraryDir})` : ''}`);
+  return new HealthCheckedBackend(inner, (signal) => runHealthcheck(tool, libraryDir, HEALTH_TIMEOUT_MS, signal));
 };

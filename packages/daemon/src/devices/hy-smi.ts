@@ -13,6 +13,12 @@
  *   answer is a failure. Every failure (spawn error, timeout, non-zero exit,
  *   output without HCU rows) makes every HCU `unknown`: a failed health query
  *   never passes for healthy.
+ * * It runs with an environment of its own (healthEnv), never the daemon's:
+ *   a fixed system PATH, the C locale, and `LD_LIBRARY_PATH` = the directory
+ *   the HCU backend loaded rocm_smi from, so the tool finds the same hyhal
+ *   libraries without DTK's `env.sh` in the daemon's environment, and
+ *   nothing an administrator's shell happened to export (LD_PRELOAD, a
+ *   PATH with user directories) reaches a program run as root every poll.
  * * Rows look like `HCU[0]          : Bus Id : 0000:09:00.0         : Healthy`
  *   and are matched to rocm_smi devices by the `HCU[n]` index, as Hygon's
  *   plugin does. `Healthy` (any case) is healthy; any other word is not.
@@ -30,6 +36,20 @@ export const HEALTH_TIMEOUT_MS = 3000;
 const MAX_OUTPUT_BYTES = 1 << 20;
 /** The call as named in errors ("<call>: <why>", "<call> timed out after N ms"). */
 export const HEALTH_CALL = 'hy-smi --healthcheck';
+
+/** The tool's whole PATH: system directories only (a directory another user can write never comes in). */
+export const HEALTH_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+
+/**
+ * The tool's environment: nothing from the daemon's. `libraryDir` is the
+ * directory rocm_smi was loaded from (hyhal's lib directory, where the
+ * tool's own libraries are); undefined: not known, no LD_LIBRARY_PATH.
+ */
+export function healthEnv(libraryDir: string | undefined): Record<string, string> {
+  const env: Record<string, string> = { PATH: HEALTH_PATH, LC_ALL: 'C' };
+  if (libraryDir !== undefined && path.isAbsolute(libraryDir)) env.LD_LIBRARY_PATH = libraryDir;
+  return env;
+}
 
 export type Health = 'ok' | 'unhealthy';
 export type HealthReport = { ok: true; health: Map<number, Health> } | { ok: false; error: string };
@@ -98,9 +118,10 @@ export function parseHealthcheck(text: string): Map<number, Health> {
 /**
  * Run `tool --healthcheck` once, off the event loop, within `timeoutMs`; never
  * rejects. `signal` aborts it (the daemon is stopping): the tool is killed.
- * The tool runs in the C locale, so its status words are the English ones.
+ * The tool runs with healthEnv(libraryDir) only; in the C locale its status
+ * words are the English ones.
  */
-export function runHealthcheck(tool: string, env: NodeJS.ProcessEnv, timeoutMs: number, signal?: AbortSignal): Promise<HealthReport> {
+export function runHealthcheck(tool: string, libraryDir: string | undefined, timeoutMs: number, signal?: AbortSignal): Promise<HealthReport> {
   return new Promise((resolve) => {
     if (signal?.aborted) {
       resolve({ ok: false, error: `${HEALTH_CALL}: aborted` });
@@ -121,7 +142,7 @@ export function runHealthcheck(tool: string, env: NodeJS.ProcessEnv, timeoutMs: 
     };
     // Its own process group (detached), so a timeout kills whatever it started too.
     const child = spawn(tool, ['--healthcheck'], {
-      env: { ...env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      env: healthEnv(libraryDir), stdio: ['ignore', 'pipe', 'pipe'], detached: true,
     });
     const killGroup = () => {
       try { if (child.pid) process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }

@@ -5,6 +5,7 @@
  * vendor-neutral mapping of probe rows to statuses (docs/behaviour.md §9.4, fail closed).
  * A vendor module only describes itself (see nvidia.ts).
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Device, DeviceKind } from '@xlurm/protocol';
 import { KIND_LABEL } from '@xlurm/protocol';
@@ -43,6 +44,39 @@ export function libraryPaths(v: Pick<NativeVendor, 'libraryEnv' | 'search'>, env
     return [override];
   }
   return [...v.search];
+}
+
+/** The files mapped into this process (/proc/self/maps), by absolute path; empty where unreadable. */
+export function mappedFiles(maps = '/proc/self/maps'): Set<string> {
+  const out = new Set<string>();
+  let text: string;
+  try { text = fs.readFileSync(maps, 'utf8'); } catch { return out; }
+  for (const line of text.split('\n')) {
+    // address perms offset dev inode path (the path may hold blanks; "(deleted)" marks a replaced file)
+    const m = /^\S+\s+\S+\s+\S+\s+\S+\s+\d+\s+(\/.*)$/.exec(line);
+    if (m) out.add(m[1]!.replace(/ \(deleted\)$/, ''));
+  }
+  return out;
+}
+
+/**
+ * The file the library of `paths` (libraryPaths) was loaded from once deviceOpen succeeded, as
+ * the loader mapped it (links resolved); undefined when that cannot be told. An absolute entry
+ * counts only when it is what is mapped; a bare file name (the loader's own search) only when
+ * exactly one mapped file has that name (or a versioned one: librocm_smi64.so.2).
+ */
+export function loadedFrom(paths: readonly string[], mapped: ReadonlySet<string> = mappedFiles()): string | undefined {
+  for (const p of paths) {
+    if (path.isAbsolute(p)) {
+      let real: string;
+      try { real = fs.realpathSync(p); } catch { continue; }
+      if (mapped.has(real)) return real;
+    } else {
+      const named = [...mapped].filter((f) => { const b = path.basename(f); return b === p || b.startsWith(`${p}.`); });
+      if (named.length === 1) return named[0];
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Submission } from '@xlurm/protocol';
 import type { ClusterConfig } from '../../../../packages/cli/src/engine/cluster';
 import { SUBMIT_OPTIONS } from '../../../../packages/cli/src/submit';
 import {
-  allocated, exitStatus, indexList, mapState, requested, slurmBegin, slurmOptions, slurmTime, summaryOf,
+  allocated, exitCodeText, exitStatus, indexList, mapState, requested, slurmBegin, slurmOptions, slurmTime, summaryOf,
 } from '../../../../packages/cli/src/engine/slurm-map';
 
 const cluster: ClusterConfig = { engine: 'slurm', partition: '', gres: { nvidia: 'gpu', ascend: 'npu' }, file: 'f' };
@@ -46,4 +46,13 @@ t.test('exit statuses, GRES records', async (t) => {
   const row = summaryOf({ job_id: 7, name: 'n', user_id: 0, user_name: 'root', group_id: 0, job_state: 'PENDING', state_reason: 'JobHeldUser',
     submit_time: 100, start_time: 0, end_time: 0, tres_per_node: 'gres:npu:1', cpus: 1, memory_per_node: 2 }, cluster);
   t.match(row, { id: 7, state: 'PENDING', count: 1, kind: 'ascend', started_at: null, finished_at: null, reason: { code: 'Held' }, mem: 2 * 1024 * 1024 });
+});
+
+t.test("exitCodeText: sacct's CODE:SIGNAL text", async (t) => {
+  t.equal(exitCodeText('3:0'), 3);
+  t.equal(exitCodeText('0:0'), 0);
+  t.equal(exitCodeText('0:9'), 137, 'a signal is 128 + its number');
+  t.equal(exitCodeText(' 1:0\n'), 1);
+  t.equal(exitCodeText(''), undefined);
+  t.equal(exitCodeText('x:y'), undefined);
 });

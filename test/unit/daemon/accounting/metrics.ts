@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { metricsText, jobCounts } from '../../../../packages/daemon/src/accounting/metrics';
 import { alice, makeCore, spec, startedBy } from '../../../helpers/core';
-import { skip } from '../../../helpers/tap';
+import { peerMissing } from '../../../helpers/tap';
 
 const PROMTOOL = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => fs.existsSync(p));
 
@@ -40,7 +40,7 @@ t.test('families, label sets and values', async (t) => {
   t.match(text, /^xlurm_scheduler_pass_seconds_bucket\{le="\+Inf"\} (\d+)$/m);
   t.ok(text.endsWith('\n'));
   t.same(jobCounts(tc.core).PENDING, 1);
-  if (!PROMTOOL) skip(t, 'promtool not found (Debian package prometheus)');
+  if (!PROMTOOL) peerMissing(t, 'promtool not found (Debian package prometheus)');
   else {
     const r = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
     t.equal(r.status, 0, `${r.stdout}${r.stderr}`);

@@ -4,7 +4,7 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  HEALTH_TOOL_SEARCH, findHealthTool, parseHealthcheck, runHealthcheck, untrustedBecause,
+  HEALTH_PATH, HEALTH_TOOL_SEARCH, findHealthTool, healthEnv, parseHealthcheck, runHealthcheck, untrustedBecause,
 } from '../../../../packages/daemon/src/devices/hy-smi';
 import { pidAlive, waitFor } from '../../../helpers/wait';
 
@@ -71,19 +71,19 @@ t.test('rows: index and status word; Healthy in any case is healthy; the worst r
 
 t.test('running it: answers, failures and the deadline', async (t) => {
   const ok = script('ok', 'echo "HCU[0] : Bus Id : 0000:09:00.0 : Healthy"');
-  t.same(await runHealthcheck(ok, {}, 2000), { ok: true, health: new Map([[0, 'ok']]) });
-  t.same(await runHealthcheck(script('fails', 'echo "HCU[0] : Bus Id : x : Healthy"; echo "no driver" >&2; echo more >&2; exit 3'), {}, 2000),
+  t.same(await runHealthcheck(ok, undefined, 2000), { ok: true, health: new Map([[0, 'ok']]) });
+  t.same(await runHealthcheck(script('fails', 'echo "HCU[0] : Bus Id : x : Healthy"; echo "no driver" >&2; echo more >&2; exit 3'), undefined, 2000),
     { ok: false, error: 'hy-smi --healthcheck: exit status 3: no driver' }, 'a non-zero exit is a failure, whatever it printed');
-  t.same(await runHealthcheck(script('empty', 'echo nothing useful'), {}, 2000), { ok: false, error: 'hy-smi --healthcheck: no HCU rows in the output' });
-  t.same(await runHealthcheck(script('killed', 'kill -9 $$'), {}, 2000), { ok: false, error: 'hy-smi --healthcheck: killed by SIGKILL' });
-  const missing = await runHealthcheck(path.join(dir, 'nonexistent'), {}, 2000);
+  t.same(await runHealthcheck(script('empty', 'echo nothing useful'), undefined, 2000), { ok: false, error: 'hy-smi --healthcheck: no HCU rows in the output' });
+  t.same(await runHealthcheck(script('killed', 'kill -9 $$'), undefined, 2000), { ok: false, error: 'hy-smi --healthcheck: killed by SIGKILL' });
+  const missing = await runHealthcheck(path.join(dir, 'nonexistent'), undefined, 2000);
   t.match(missing, { ok: false, error: /^hy-smi --healthcheck: spawn .*ENOENT/ });
 
   // a hang: answered at the deadline; the tool and what it started are killed
   const pids = path.join(dir, 'pids');
   const hung = script('hung', `sleep 30 & echo "$$ $!" > ${pids}; wait`);
   const t0 = Date.now();
-  t.same(await runHealthcheck(hung, {}, 300), { ok: false, error: 'hy-smi --healthcheck timed out after 300 ms' });
+  t.same(await runHealthcheck(hung, undefined, 300), { ok: false, error: 'hy-smi --healthcheck timed out after 300 ms' });
   t.ok(Date.now() - t0 < 2000, `answered after ${Date.now() - t0} ms`);
   const [shell, sleeper] = fs.readFileSync(pids, 'utf8').trim().split(' ').map(Number);
   await waitFor(() => !pidAlive(shell!) && !pidAlive(sleeper!), { what: 'the tool and its child killed' });
@@ -91,10 +91,33 @@ t.test('running it: answers, failures and the deadline', async (t) => {
   // stopping the daemon aborts a run in progress, and kills it
   const ac = new AbortController();
   const slowPid = path.join(dir, 'slow.pid');
-  const pending = runHealthcheck(script('slow', `echo $$ > ${slowPid}.tmp; mv ${slowPid}.tmp ${slowPid}; exec sleep 30`), {}, 10000, ac.signal);
+  const pending = runHealthcheck(script('slow', `echo $$ > ${slowPid}.tmp; mv ${slowPid}.tmp ${slowPid}; exec sleep 30`), undefined, 10000, ac.signal);
   const slow = Number(await waitFor(() => fs.existsSync(slowPid) && fs.readFileSync(slowPid, 'utf8').trim(), { what: 'the tool started' }));
   ac.abort();
   t.same(await pending, { ok: false, error: 'hy-smi --healthcheck: aborted' });
   await waitFor(() => !pidAlive(slow), { what: 'the aborted tool killed' });
-  t.same(await runHealthcheck(ok, {}, 2000, ac.signal), { ok: false, error: 'hy-smi --healthcheck: aborted' }, 'not started once aborted');
+  t.same(await runHealthcheck(ok, undefined, 2000, ac.signal), { ok: false, error: 'hy-smi --healthcheck: aborted' }, 'not started once aborted');
+});
+
+t.test("the tool's environment is its own: a system PATH, the library's directory, the C locale", async (t) => {
+  t.same(healthEnv('/opt/hyhal/lib'), { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C', LD_LIBRARY_PATH: '/opt/hyhal/lib' });
+  t.same(healthEnv(undefined), { PATH: HEALTH_PATH, LC_ALL: 'C' }, 'no library directory known: no LD_LIBRARY_PATH');
+  t.same(healthEnv('lib'), { PATH: HEALTH_PATH, LC_ALL: 'C' }, 'a relative directory is never passed');
+  // Whatever this (daemon) process has in its environment stays out of the tool's.
+  process.env.XLURM_TEST_LEAK = 'from the daemon';
+  const saved = { path: process.env.PATH, ld: process.env.LD_LIBRARY_PATH };
+  process.env.LD_LIBRARY_PATH = '/daemon/lib';
+  t.teardown(() => {
+    delete process.env.XLURM_TEST_LEAK;
+    if (saved.ld === undefined) delete process.env.LD_LIBRARY_PATH; else process.env.LD_LIBRARY_PATH = saved.ld;
+  });
+  const record = path.join(dir, 'env.txt');
+  const tool = script('env-dump', `/usr/bin/env -0 > ${record}\necho "HCU[0] : Bus Id : 0000:09:00.0 : Healthy"`);
+  t.same(await runHealthcheck(tool, '/opt/hyhal/lib', 2000), { ok: true, health: new Map([[0, 'ok']]) });
+  const env = new Map(fs.readFileSync(record, 'utf8').split('\0').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  for (const shellOwn of ['PWD', 'SHLVL', '_', 'OLDPWD']) env.delete(shellOwn); // set by sh itself
+  // tap's process tracking adds its own variables to every child this test process spawns.
+  for (const k of [...env.keys()]) if (k === 'NODE_OPTIONS' || k.startsWith('_TAPJS_PROCESSINFO_')) env.delete(k);
+  t.same([...env].sort(), [['LC_ALL', 'C'], ['LD_LIBRARY_PATH', '/opt/hyhal/lib'], ['PATH', HEALTH_PATH]]);
+  t.equal(process.env.PATH, saved.path, 'the daemon keeps its own');
 });

@@ -29,4 +29,30 @@ if (!ADDON_BUILT) {
     fake.write([...ppus, 'procs 0 4242 4243']);
     t.same([...(await b.probe([0, 1]))], [[0, { status: 'busy', pids: [4242, 4243] }], [1, { status: 'idle' }]]);
   });
+
+  // Samples (docs/behaviour.md §26.2): hgmlDeviceGetUtilizationRates and hgmlDeviceGetMemoryInfo, as NVML's.
+  t.test('readings: utilisation and memory where HGML reports them; none without the symbols', async (t) => {
+    const u = (i: number) => `GPU-019ea108-0000-4000-8000-00000000000${i}`;
+    const ppus = [`device 0 ${u(0)} "PPU-ZW810E"`, `device 1 ${u(1)} "PPU-ZW810E"`];
+    const state = [...ppus, 'util 0 81', 'mem 0 98304 3072', 'util 1 7'];
+    for (const kind of ['ppu', 'ppu-minimal'] as const) {
+      const fake = fakeLibrary(t, kind, state);
+      Object.assign(process.env, fake.env);
+      const b = ppu({ env: fake.env, log: () => undefined });
+      t.teardown(() => b.close());
+      await b.probe([0, 1]);
+      if (kind === 'ppu') {
+        t.same([...b.readings!()], [
+          [0, { utilization: 0.81, memoryUsed: 3072 * 2 ** 20, memoryTotal: 98304 * 2 ** 20, memoryFree: 95232 * 2 ** 20 }],
+          [1, { utilization: 0.07 }],
+        ]);
+        fake.write([...ppus, 'fail hgmlDeviceGetUtilizationRates 15 1']);
+        t.same([...(await b.probe([0, 1]))], [[0, { status: 'idle' }], [1, { status: 'idle' }]], 'a failed reading is never a device error');
+        t.same([...b.readings!()], [], 'and no figure at all, never 0');
+      } else {
+        t.same([...b.readings!()], [], 'a library without the optional symbols: no readings, never 0');
+        t.notOk(fake.calls().some((c) => /Utilization|MemoryInfo/.test(c)));
+      }
+    }
+  });
 }

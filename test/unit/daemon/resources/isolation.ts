@@ -11,7 +11,7 @@ import type { Device } from '@xlurm/protocol';
 import {
   DeviceIsolation, applyDeny, denyList, deviceNumberOf, findMounts, type NodeSource,
 } from '../../../../packages/daemon/src/resources/isolation';
-import type { Tap } from '../../../helpers/tap';
+import { peerSkip, type Tap } from '../../../helpers/tap';
 
 const root = process.getuid?.() === 0;
 const gpu = (id: number): Device => ({ kind: 'nvidia', id, name: 'Fake', visible: `GPU-${id}`, npu: null, chip: null });
@@ -36,7 +36,7 @@ function inCgroup(procs: string, a: string, b: string): string {
   return r.status === 0 ? r.stdout : `exit ${r.status}: ${r.stderr}`;
 }
 
-t.test('device numbers and deny lists', { skip: !root && 'mknod needs root' }, async (t) => {
+t.test('device numbers and deny lists', { skip: !root && peerSkip('mknod needs root') }, async (t) => {
   const { a, b, source } = standIns(t);
   t.same(deviceNumberOf(a), { type: 'c', major: 1, minor: 7 });
   t.same(deviceNumberOf(b), { type: 'c', major: 1, minor: 5 });
@@ -72,7 +72,7 @@ t.test('why isolation is off', async (t) => {
 });
 
 const mounts = findMounts();
-t.test('v1: devices.deny in a devices cgroup', { skip: (!root || !mounts.v1Devices) && 'needs root and the v1 devices controller' }, async (t) => {
+t.test('v1: devices.deny in a devices cgroup', { skip: !root ? peerSkip('needs root') : !mounts.v1Devices && 'no v1 devices controller on this host (a v2-only layout)' }, async (t) => {
   const { a, b, source } = standIns(t);
   const cg = fs.mkdtempSync(path.join(mounts.v1Devices!, 'xlurm-test-iso-'));
   t.teardown(() => { try { fs.rmdirSync(cg); } catch { /* busy: the kernel frees it with its last task */ } });
@@ -84,7 +84,7 @@ t.test('v1: devices.deny in a devices cgroup', { skip: (!root || !mounts.v1Devic
   t.match(err, /Operation not permitted/, 'EPERM');
 });
 
-t.test('v2: the device program on a cgroup of the unified hierarchy', { skip: (!root || !mounts.v2) && 'needs root and cgroup2' }, async (t) => {
+t.test('v2: the device program on a cgroup of the unified hierarchy', { skip: !root ? peerSkip('needs root') : !mounts.v2 && peerSkip('no cgroup2 mount') }, async (t) => {
   const { a, b, source } = standIns(t);
   const cg = fs.mkdtempSync(path.join(mounts.v2!, 'xlurm-test-iso-'));
   t.teardown(() => { try { fs.rmdirSync(cg); } catch { /* busy */ } });
