@@ -16,8 +16,8 @@ import type { Tap } from '../helpers/tap';
 async function statusAs(d: Daemon, who: Account): Promise<{ ok: boolean; error?: { code: string; message: string } }> {
   const code = `const s = require('net').connect(process.argv[1]); let b = '';
 s.on('connect', () => s.write(JSON.stringify({ v: 1, op: 'status', args: {} }) + '\\n'));
-s.on('data', (c) => { b += c; }); s.on('close', () => process.stdout.write(b.split('\\n')[0]));
-s.on('error', (e) => { process.stdout.write(JSON.stringify({ ok: false, error: { code: e.code, message: e.message } })); });`;
+let err; s.on('data', (c) => { b += c; }); s.on('error', (e) => { err = e; });
+s.on('close', () => process.stdout.write(b ? b.split('\\n')[0] : JSON.stringify({ ok: false, error: { code: err ? err.code : 'closed', message: String(err) } })));`;
   const r = await runProcess(process.execPath, ['-e', code, d.socket], { uid: who.uid, gid: who.gid, cwd: '/', env: { PATH: '/usr/bin:/bin' } });
   return JSON.parse(r.stdout || '{"ok":false,"error":{"code":"none","message":"no reply"}}');
 }

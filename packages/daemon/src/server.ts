@@ -21,6 +21,8 @@ import { validateRequest } from './validate';
 const READ_DEADLINE_MS = 5000;
 /** A one-shot reply must be taken by the client within this time. */
 const WRITE_DEADLINE_MS = 10000;
+/** How long a refused connection may linger for its client to read the refusal and close. */
+const REFUSED_LINGER_MS = 1000;
 /** How long a read RLIMIT_NOFILE is trusted. */
 const NOFILE_TTL_MS = 1000;
 /** `[daemon] max_connections`'s default: beyond this many open connections new ones are refused with BUSY. */
@@ -115,7 +117,7 @@ export class Server {
     const mine = this.slots.get(uid) ?? 0;
     const why = slotRefusal(uid, this.held, mine, this.maxConnections(), this.core.cfg.maxConnectionsPerUser ?? MAX_CONNECTIONS_PER_USER);
     if (why) {
-      this.replyError(sock, new XlurmError('BUSY', why));
+      this.refuse(sock, new XlurmError('BUSY', why));
       return false;
     }
     this.slots.set(uid, mine + 1);
@@ -148,7 +150,7 @@ export class Server {
     sock.on('error', () => undefined);
     // Far beyond any share (a flood faster than replies close): refused before the peer is read.
     if (this.conns.size > 2 * this.maxConnections()) {
-      this.replyError(sock, new XlurmError('BUSY', 'the scheduler is at its connection limit; retry shortly'));
+      this.refuse(sock, new XlurmError('BUSY', 'the scheduler is at its connection limit; retry shortly'));
       return;
     }
     let caller: Caller;
@@ -273,6 +275,22 @@ export class Server {
     if (e instanceof XlurmError) return e;
     this.core.log(`internal error: ${(e as Error)?.stack ?? String(e)}`);
     return new XlurmError('INTERNAL', 'internal error; see daemon.log');
+  }
+
+  /**
+   * Refuse a connection before its request is read: the reply, then only our
+   * side closed, so the client's request still lands (closing at once would
+   * fail its write with EPIPE before it read the refusal, and a client would
+   * see a dropped connection, not BUSY to retry). The rest is discarded and
+   * the socket goes when the client closes, or after REFUSED_LINGER_MS.
+   */
+  private refuse(sock: net.Socket, e: XlurmError): void {
+    const t = setTimeout(() => sock.destroy(), REFUSED_LINGER_MS);
+    t.unref();
+    sock.once('close', () => clearTimeout(t));
+    sock.once('end', () => sock.destroy());
+    sock.resume();
+    sock.end(encodeFrame({ v: PROTOCOL_VERSION, ok: false, error: e.toWire() }));
   }
 
   private replyError(sock: net.Socket, e: XlurmError): void {
