@@ -13,7 +13,7 @@ import { waitFor } from '../helpers/wait';
 import { ConfigSchema } from '../../packages/daemon/src/config/schema';
 import type { Scope as Tap } from '../helpers/tap';
 
-const DAEMON_KEYS = 'backend, max_running, retention, exclude_device_ids';
+const DAEMON_KEYS = 'backend, max_running, retention, exclude_device_ids, max_connections, max_connections_per_user';
 /** The tables an unknown top-level key's message lists: every section of the schema (features add theirs). */
 const TABLES = Object.keys(ConfigSchema.properties).map((k) => `[${k}]`).join(', ');
 

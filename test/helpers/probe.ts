@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import { ERROR_CODES } from '@xlurm/protocol';
 
 /** Open descriptors of a process (/proc/<pid>/fd). */
 export function fdCount(pid: number): number {
@@ -162,4 +163,20 @@ export class LatencyProbe {
     const q = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))]! : NaN);
     return { n: s.length, max: s.length ? s[s.length - 1]! : NaN, p50: q(0.5), p99: q(0.99), failures: this.failures };
   }
+}
+
+const CODES = new Set<string>(ERROR_CODES);
+
+/** Check one reply: a coded error, a valid result, or a closed connection; never INTERNAL. */
+export function judge(r: Reply): { ok: boolean; label: string } {
+  if (r.connectError) return { ok: false, label: `connect:${r.connectError}` };
+  if (r.frame === undefined) return { ok: true, label: 'closed' };
+  const f = r.frame as { v?: unknown; ok?: unknown; error?: { code?: unknown; message?: unknown }; event?: unknown };
+  if (f.v !== 1) return { ok: false, label: 'bad-envelope' };
+  if (f.ok === true) return { ok: true, label: 'ok' };
+  if (f.ok !== false || !f.error || typeof f.error.code !== 'string' || typeof f.error.message !== 'string' || f.error.message === '') {
+    return { ok: false, label: 'bad-error' };
+  }
+  if (!CODES.has(f.error.code) || f.error.code === 'INTERNAL') return { ok: false, label: `code:${f.error.code}` };
+  return { ok: true, label: f.error.code };
 }

@@ -4,53 +4,21 @@
 // supervisor: a library that marks every process loading it, and PATH shims
 // that mark every process running them, leave no mark made by uid 0.
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runProcess } from '../helpers/daemon';
 import { fakeLibrary } from '../helpers/fixtures';
 import { MULTIUSER_SKIP, accounts, as, compile, rootDaemon, sharedDir, workDir } from '../helpers/multiuser';
 import { waitFor } from '../helpers/wait';
-
-/** A library whose constructor leaves `<dir>/<euid>-preload-<comm>-<pid>`. */
-const markerLibrary = (dir: string) => `
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-__attribute__((constructor)) static void mark(void) {
-  char comm[64] = "unknown", file[512];
-  int fd = open("/proc/self/comm", O_RDONLY);
-  if (fd >= 0) { ssize_t n = read(fd, comm, sizeof comm - 1); if (n > 0) comm[n - 1] = 0; close(fd); }
-  snprintf(file, sizeof file, "%s/%d-preload-%s-%d", ${JSON.stringify(dir)}, (int)geteuid(), comm, (int)getpid());
-  fd = open(file, O_CREAT | O_WRONLY, 0644);
-  if (fd >= 0) close(fd);
-}
-/* Looks like an NVML to anyone who dlopens it. */
-int nvmlInit_v2(void) { return 0; }
-`;
-
-/** Commands a root process might look up on PATH; each shim marks its runner, then runs the real one. */
-const SHIMMED = ['sh', 'bash', 'id', 'env', 'node', 'cat', 'true', 'sleep', 'nvidia-smi', 'xlurm-stepd', 'getent', 'ldconfig'];
-
-function which(name: string): string | undefined {
-  try { return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8', env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' } }).trim() || undefined; } catch { return undefined; }
-}
+import { markerLibrary, rootMarks as rootMarksIn, shimBin } from '../helpers/marks';
 
 t.test('a submitter\'s XLURM_NVML_LIBRARY, LD_PRELOAD and PATH have no effect on root processes', { skip: MULTIUSER_SKIP }, async (t) => {
   const { nobody } = accounts();
   const marks = sharedDir(t, 0o777, 'xlmu-marks');
   const tools = sharedDir(t, 0o755, 'xlmu-evil');
   const evil = compile(tools, 'evil.so', markerLibrary(marks), ['-shared', '-fPIC']);
-  const bin = path.join(tools, 'bin');
-  fs.mkdirSync(bin, { mode: 0o755 });
-  const id = which('id')!;
-  for (const name of SHIMMED) {
-    const real = which(name);
-    fs.writeFileSync(path.join(bin, name),
-      `#!/bin/sh\n: > "${marks}/$(${id} -u)-path-${name}-$$"\n${real ? `exec ${real} "$@"` : 'exit 0'}\n`, { mode: 0o755 });
-  }
-  const rootMarks = () => fs.readdirSync(marks).filter((n) => n.startsWith('0-'));
+  const bin = shimBin(tools, marks);
+  const rootMarks = () => rootMarksIn(marks);
 
   // Control: the marks work, for root too.
   const control = await runProcess(path.join(bin, 'true'), [], { env: { LD_PRELOAD: evil, PATH: '/usr/bin:/bin' } });

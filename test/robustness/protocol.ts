@@ -10,9 +10,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ERROR_CODES } from '@xlurm/protocol';
 import { startDaemon, type Daemon } from '../helpers/daemon';
-import { LatencyProbe, Rng, exchange, fdCount, rssKiB, stopSupervisorsOf, type Reply } from '../helpers/probe';
+import { LatencyProbe, Rng, exchange, fdCount, judge, rssKiB, stopSupervisorsOf } from '../helpers/probe';
 import { waitFor } from '../helpers/wait';
 
 const SEED = Number(process.env.XLURM_FUZZ_SEED ?? 20240611);
@@ -197,22 +196,6 @@ function stopsDaemon(bytes: Buffer): boolean {
     } catch { /* not JSON */ }
   }
   return false;
-}
-
-const CODES = new Set<string>(ERROR_CODES);
-
-/** Check one reply: a coded error, a valid result, or a closed connection; never INTERNAL. */
-function judge(r: Reply): { ok: boolean; label: string } {
-  if (r.connectError) return { ok: false, label: `connect:${r.connectError}` };
-  if (r.frame === undefined) return { ok: true, label: 'closed' };
-  const f = r.frame as { v?: unknown; ok?: unknown; error?: { code?: unknown; message?: unknown }; event?: unknown };
-  if (f.v !== 1) return { ok: false, label: 'bad-envelope' };
-  if (f.ok === true) return { ok: true, label: 'ok' };
-  if (f.ok !== false || !f.error || typeof f.error.code !== 'string' || typeof f.error.message !== 'string' || f.error.message === '') {
-    return { ok: false, label: 'bad-error' };
-  }
-  if (!CODES.has(f.error.code) || f.error.code === 'INTERNAL') return { ok: false, label: `code:${f.error.code}` };
-  return { ok: true, label: f.error.code };
 }
 
 async function inBatches<T>(items: T[], width: number, fn: (x: T) => Promise<void>): Promise<void> {

@@ -133,6 +133,13 @@ export async function waitFor(id: number, seconds: number): Promise<{ job: Job; 
   return { job: last, ended: isTerminal(last.state) };
 }
 
+/**
+ * A tool's arguments as a strict object: an argument outside the schema is a
+ * tool error naming it (docs/behaviour.md §28.11), never silently dropped
+ * (an agent that misspells `time_limit` must not get a job without one).
+ */
+const args = <T extends z.ZodRawShape>(shape: T) => z.object(shape).strict();
+
 export function createServer(): McpServer {
   const server = new McpServer({ name: 'xlurm', version: VERSION }, {
     instructions: 'xlurm schedules jobs on this host\'s accelerators. Submit a job, then use job or wait to see it start and end, and log to read its output. You act as the user who started this server.',
@@ -142,14 +149,14 @@ export function createServer(): McpServer {
   server.registerTool('submit', {
     title: 'Submit a job',
     description: 'Queue a job: a shell command (run with bash -c) or a batch script\'s text, with devices, a time limit, a name and a working directory. Returns the new job; it runs when its devices are free.',
-    inputSchema: {
+    inputSchema: args({
       command: z.string().min(1).optional().describe('shell command line, run with bash -c (give this or script)'),
       script: z.string().min(1).optional().describe('batch script text, run with bash (give this or command)'),
       devices: z.number().int().min(0).optional().describe('number of devices; 0 = CPU only (default 1)'),
       time_limit: z.string().optional().describe('wall-clock limit: seconds, or 30m, 2h, 1d, or HH:MM:SS'),
       name: z.string().optional().describe('job name'),
       cwd: z.string().optional().describe('absolute working directory (default: the server\'s)'),
-    },
+    }),
   }, (input) => guarded(async () => {
     const job = checkJob(await request('submit', mcpSubmission(input)));
     return json(`submitted ${jobLine(job)}`, job);
@@ -158,7 +165,7 @@ export function createServer(): McpServer {
   server.registerTool('queue', {
     title: 'Show the queue',
     description: 'Host-wide job summaries (pending and running; with all, the latest finished too). No commands or environments.',
-    inputSchema: { all: z.boolean().optional().describe('include finished jobs (latest 100)') },
+    inputSchema: args({ all: z.boolean().optional().describe('include finished jobs (latest 100)') }),
   }, ({ all }) => guarded(async () => {
     const rows = await request('queue', { all: all ?? false, limit: 100 }) as JobSummary[];
     return json(`${rows.length} jobs`, { jobs: rows });
@@ -167,7 +174,7 @@ export function createServer(): McpServer {
   server.registerTool('job', {
     title: 'Show a job',
     description: 'One of your jobs in full: state, devices, times, result, and for a pending job the reason it waits.',
-    inputSchema: { id },
+    inputSchema: args({ id }),
   }, ({ id: jobId }) => guarded(async () => {
     const job = await request('get', { id: jobId });
     return json(jobLine(job), job);
@@ -176,7 +183,7 @@ export function createServer(): McpServer {
   server.registerTool('log', {
     title: 'Read a job\'s log',
     description: `The end of one of your jobs' output (stdout and stderr), at most max_bytes (default ${LOG_DEFAULT_BYTES}, at most ${LOG_MAX_BYTES}).`,
-    inputSchema: { id, max_bytes: z.number().int().min(1).max(LOG_MAX_BYTES).optional().describe('most bytes to return, from the end') },
+    inputSchema: args({ id, max_bytes: z.number().int().min(1).max(LOG_MAX_BYTES).optional().describe('most bytes to return, from the end') }),
   }, ({ id: jobId, max_bytes }) => guarded(async () => {
     const tail = await logTail(jobId, max_bytes ?? LOG_DEFAULT_BYTES);
     return text(tail.truncated ? `[last ${Buffer.byteLength(tail.text)} of ${tail.size} bytes]\n${tail.text}` : tail.text);
@@ -185,7 +192,7 @@ export function createServer(): McpServer {
   server.registerTool('cancel', {
     title: 'Cancel a job',
     description: 'Cancel one of your pending or running jobs (nothing happens to a finished one).',
-    inputSchema: { id },
+    inputSchema: args({ id }),
   }, ({ id: jobId }) => guarded(async () => {
     await request('cancel', { id: jobId });
     return text(`Cancellation requested for job ${jobId}`);
@@ -194,7 +201,7 @@ export function createServer(): McpServer {
   server.registerTool('devices', {
     title: 'Show the devices',
     description: 'Every device with its status (idle, allocated, busy, …) and the job holding it.',
-    inputSchema: {},
+    inputSchema: args({}),
   }, () => guarded(async () => {
     const views = await request('info', {});
     return json(`${views.length} devices`, { devices: views });
@@ -203,7 +210,7 @@ export function createServer(): McpServer {
   server.registerTool('wait', {
     title: 'Wait for a job to end',
     description: `Wait until one of your jobs ends, for at most timeout_s seconds (default ${WAIT_DEFAULT_S}, at most ${WAIT_MAX_S}); returns the job as it then is.`,
-    inputSchema: { id, timeout_s: z.number().int().min(1).max(WAIT_MAX_S).optional().describe('longest wait in seconds') },
+    inputSchema: args({ id, timeout_s: z.number().int().min(1).max(WAIT_MAX_S).optional().describe('longest wait in seconds') }),
   }, ({ id: jobId, timeout_s }) => guarded(async () => {
     const { job, ended } = await waitFor(jobId, timeout_s ?? WAIT_DEFAULT_S);
     return json(ended ? jobLine(job) : `still ${job.state} after ${timeout_s ?? WAIT_DEFAULT_S}s: ${jobLine(job)}`, job);

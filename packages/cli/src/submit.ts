@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 import type { Options } from 'yargs';
 import type { DeviceKind, Job, JobRequest, Submission } from '@xlurm/protocol';
-import { KIND_NAMES, checkRequest, durationError, durationSeconds, parseKind, parseShare, sizeBytes, sizeError, timeLimitSeconds } from '@xlurm/protocol';
+import { KIND_NAMES, checkRequest, checkTimes, durationError, durationSeconds, parseKind, parseShare, sizeBytes, sizeError, timeLimitSeconds } from '@xlurm/protocol';
 import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
 import { CliError, UsageError, osErrorText } from './errors';
 import { WORKFLOW_OPTIONS, parseWorkflowFlags, workflowFields, type WorkflowFlags } from './workflow-flags';
@@ -124,16 +124,24 @@ function workflowOf(args: Record<string, unknown>): { workflow?: WorkflowFlags }
 }
 
 /** `-t`: a duration or one of Slurm's clock forms (docs/behaviour.md §20.1); zero is left to checkRequest. */
-function parseTimeLimit(text: string): number {
+export function parseTimeLimit(text: string): number {
   const secs = timeLimitSeconds(text);
   if (secs === null) throw new UsageError(durationError(text));
+  inRange({ time_limit: secs }, { time_limit: text });
   return secs;
 }
 
+/** What the daemon cannot represent is refused here first, in its words (docs/behaviour.md §28.4). */
+export function inRange(...args: Parameters<typeof checkTimes>): void {
+  const bad = checkTimes(...args);
+  if (bad) throw new UsageError(bad.message);
+}
+
 /** `--timeout`: a duration; zero is no limit at all, so it is refused (docs/behaviour.md §20.1). */
-function parseQueueTimeout(text: string): number {
+export function parseQueueTimeout(text: string): number {
   const secs = durationSeconds(text);
   if (secs === null || secs === 0) throw new UsageError(durationError(text));
+  inRange({ queue_timeout: secs }, { queue_timeout: text });
   return secs;
 }
 

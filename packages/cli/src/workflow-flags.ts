@@ -6,7 +6,7 @@
  */
 import type { Options } from 'yargs';
 import type { Submission } from '@xlurm/protocol';
-import { beginTimeError, beginTimeSeconds, parseDependency } from '@xlurm/protocol';
+import { beginTimeError, beginTimeSeconds, checkTimes, parseDependency } from '@xlurm/protocol';
 import { flag, parseUnsigned, present, single } from './argv';
 import { UsageError } from './errors';
 
@@ -35,6 +35,9 @@ export interface WorkflowFlags {
 export function parseBegin(text: string): number {
   const at = beginTimeSeconds(text);
   if (at === null) throw new UsageError(beginTimeError(text));
+  // What the daemon cannot represent (docs/behaviour.md §28.4), in its words.
+  const bad = checkTimes({ begin_at: at }, { begin_at: text });
+  if (bad) throw new UsageError(bad.message);
   return at;
 }
 

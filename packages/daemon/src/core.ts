@@ -916,6 +916,8 @@ export class Core {
     if (next.groupAffinity !== prev.groupAffinity) changed.push('devices.group_affinity');
     if (JSON.stringify(next.groups) !== JSON.stringify(prev.groups)) changed.push('devices.groups');
     if (next.maxRunning !== prev.maxRunning) changed.push('daemon.max_running');
+    if (next.maxConnections !== prev.maxConnections) changed.push('daemon.max_connections');
+    if (next.maxConnectionsPerUser !== prev.maxConnectionsPerUser) changed.push('daemon.max_connections_per_user');
     for (const [key, field] of LIMIT_KEYS) if (next[field] !== prev[field]) changed.push(key);
     if (next.schedulerMode !== prev.schedulerMode) changed.push('scheduler.mode');
     if (next.reserveMinDevices !== prev.reserveMinDevices) changed.push('scheduler.reserve_min_devices');
@@ -1056,12 +1058,8 @@ export class Core {
       const { hold: _was, ...rest } = j.spec;
       changes.push([j, held ? { ...rest, hold: true } : rest]);
     }
-    try {
-      for (const [j, spec] of changes) this.store.updateSpec(j.id, spec, held ? undefined : now);
-    } catch (e) {
-      this.store.rollback();
-      throw e;
-    }
+    // One unit: every job changes or none does (docs/behaviour.md §28.4).
+    this.store.unit(() => { for (const [j, spec] of changes) this.store.updateSpec(j.id, spec, held ? undefined : now); });
     for (const [j, spec] of changes) {
       j.spec = spec;
       if (!held) { j.queued_at = now; this.armQueueWait(j); }
@@ -1115,24 +1113,32 @@ export class Core {
     if (!j) throw new XlurmError('JOB_NOT_FOUND', 'job not found');
     if (j.state === 'RUNNING') return this.updateRunning(this.running.get(id)!, u, isRoot);
     if (j.state !== 'PENDING') throw new XlurmError('INVALID_ARGUMENT', `cannot update job ${id}: it is ${j.state}`);
-    // Every refusal before any change: the cap (the submission's words), then the nice rule.
-    const limit = u.time_limit === undefined ? undefined : effectiveTimeLimit(u.time_limit, this.config);
-    // --nice through setNice (docs/behaviour.md §22.1: only root may lower it), which refuses before it writes.
-    const niced = u.nice === undefined ? undefined : this.setNice(id, u.nice, isRoot);
-    const { nice: _n, ...rest } = u;
-    if (niced && Object.keys(rest).length === 0) return niced;
     const p = this.pending.get(id)!;
+    // Every refusal before any change (docs/behaviour.md §28.4): the cap (the
+    // submission's words), then the nice rule (§22.1: only root may lower it).
+    const limit = u.time_limit === undefined ? undefined : effectiveTimeLimit(u.time_limit, this.config);
     let spec: Submission = { ...p.spec };
+    const renice = u.nice !== undefined && u.nice !== (p.spec.nice ?? 0);
+    if (u.nice !== undefined) {
+      if (!Number.isInteger(u.nice) || u.nice < 0 || u.nice > 10000) throw new XlurmError('INVALID_ARGUMENT', `invalid nice ${u.nice}: use 0 to 10000`);
+      const cur = p.spec.nice ?? 0;
+      if (u.nice < cur && !isRoot) throw new XlurmError('PERMISSION_DENIED', `permission denied: only root may lower a job's nice (job ${id} has nice ${cur})`);
+      if (u.nice === 0) delete spec.nice; else spec.nice = u.nice;
+    }
     if (limit !== undefined) spec.time_limit = limit;
     if (u.queue_timeout !== undefined) spec.queue_timeout = u.queue_timeout;
     if (u.name !== undefined) spec.name = u.name;
     if (u.begin_at !== undefined) {
       if (u.begin_at === null) { const { begin_at: _b, ...rest } = spec; spec = rest; } else spec.begin_at = u.begin_at;
     }
-    this.store.updateSpec(id, spec);
-    // Re-indexed under its new name and begin time.
+    // One unit: the spec and (for a new nice) the order keys are written together or not at all.
+    this.store.unit(() => {
+      this.store.updateSpec(id, spec);
+      if (renice) this.store.setOrderKeys(id, p.priority ?? 0, p.top ?? 0, spec);
+    });
+    // Re-indexed under its new name, begin time and nice.
     this.flow.left(p);
-    p.spec = spec;
+    if (renice) this.pending.rekey(p, () => { p.spec = spec; }); else p.spec = spec;
     this.armQueueWait(p);
     const never = this.flow.queued(p);
     if (never) this.endNever(id, never);

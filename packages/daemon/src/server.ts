@@ -12,6 +12,7 @@ import {
 } from '@xlurm/protocol';
 import { getNofileLimit, peerCred } from '@xlurm/native';
 import type { Caller, Core } from './core';
+import { accountFor } from './accounts';
 import { handlers } from './handlers';
 import type { Ctx, Handler, StreamOut } from './handlers/types';
 import { validateRequest } from './validate';
@@ -20,10 +21,16 @@ import { validateRequest } from './validate';
 const READ_DEADLINE_MS = 5000;
 /** A one-shot reply must be taken by the client within this time. */
 const WRITE_DEADLINE_MS = 10000;
+/** How long a refused connection may linger for its client to read the refusal and close. */
+const REFUSED_LINGER_MS = 1000;
 /** How long a read RLIMIT_NOFILE is trusted. */
 const NOFILE_TTL_MS = 1000;
-/** Beyond this many open connections new ones are refused with BUSY. */
+/** `[daemon] max_connections`'s default: beyond this many open connections new ones are refused with BUSY. */
 export const MAX_CONNECTIONS = 4096;
+/** `[daemon] max_connections_per_user`'s default: one user's share of them (docs/behaviour.md §28.3). */
+export const MAX_CONNECTIONS_PER_USER = 256;
+/** Slots only root may take, so an administrator is served while users hold the rest. */
+export const ROOT_RESERVE = 8;
 /** Descriptors kept free beyond those open at start, for the daemon's own work. */
 const FD_HEADROOM = 16;
 
@@ -34,14 +41,32 @@ const FD_HEADROOM = 16;
  * collect jobs. Beyond it clients get BUSY instead of a descriptor-starved
  * daemon that can neither answer them nor start jobs.
  */
-export function connectionBudget(nofile: number, openAtStart: number, maxRunning: number): number {
+export function connectionBudget(nofile: number, openAtStart: number, maxRunning: number, max = MAX_CONNECTIONS): number {
   const reserve = openAtStart + FD_HEADROOM + 2 * Math.min(maxRunning, 64);
-  return Math.max(1, Math.min(MAX_CONNECTIONS, Math.floor((nofile - reserve) / 2)));
+  return Math.max(1, Math.min(max, Math.floor((nofile - reserve) / 2)));
+}
+
+/**
+ * Whether a new connection of `uid` gets a slot (docs/behaviour.md §28.3):
+ * no user beyond their share (root has none: it is the one who must get
+ * in to clean up), and the last ROOT_RESERVE slots of `limit` are root's.
+ * `held`: slots open now (this one not counted), `mine`: this user's.
+ */
+export function slotRefusal(uid: number, held: number, mine: number, limit: number, perUser: number): string | null {
+  if (uid !== 0 && perUser > 0 && mine >= perUser) {
+    return `you have ${mine} connections open to the scheduler (limit max_connections_per_user ${perUser}); close some and retry`;
+  }
+  const room = uid === 0 ? limit : Math.max(0, limit - ROOT_RESERVE);
+  if (held >= room) return 'the scheduler is at its connection limit; retry shortly';
+  return null;
 }
 
 export class Server {
   private readonly server: net.Server;
   private readonly conns = new Set<net.Socket>();
+  /** Slots held per uid: connections that were given one (refused ones hold none). */
+  private readonly slots = new Map<number, number>();
+  private held = 0;
   private shutdownRequested = false;
   private openAtStart = 0;
   private acceptErrors = 0;
@@ -77,7 +102,32 @@ export class Server {
       try { this.nofile.value = getNofileLimit()[0]; } catch { /* keep the last value */ }
       this.nofile.until = now + NOFILE_TTL_MS;
     }
-    return connectionBudget(this.nofile.value, this.openAtStart, this.core.cfg.maxRunning);
+    const cfg = this.core.cfg;
+    return connectionBudget(this.nofile.value, this.openAtStart, cfg.maxRunning, cfg.maxConnections ?? MAX_CONNECTIONS);
+  }
+
+  /** Slots held now per user, largest first (`xlurm status` as root, docs/behaviour.md §28.3). */
+  connections(): Array<{ user: string; count: number }> {
+    return [...this.slots].map(([uid, count]) => ({ user: accountFor(uid)?.name ?? String(uid), count }))
+      .sort((a, b) => b.count - a.count || (a.user < b.user ? -1 : a.user > b.user ? 1 : 0));
+  }
+
+  /** Give `caller` a slot, freed when the socket closes; false when it gets none. */
+  private takeSlot(sock: net.Socket, uid: number): boolean {
+    const mine = this.slots.get(uid) ?? 0;
+    const why = slotRefusal(uid, this.held, mine, this.maxConnections(), this.core.cfg.maxConnectionsPerUser ?? MAX_CONNECTIONS_PER_USER);
+    if (why) {
+      this.refuse(sock, new XlurmError('BUSY', why));
+      return false;
+    }
+    this.slots.set(uid, mine + 1);
+    this.held++;
+    sock.once('close', () => {
+      this.held--;
+      const n = (this.slots.get(uid) ?? 1) - 1;
+      if (n > 0) this.slots.set(uid, n); else this.slots.delete(uid);
+    });
+    return true;
   }
 
   listen(path: string): Promise<void> {
@@ -98,8 +148,9 @@ export class Server {
     this.conns.add(sock);
     sock.on('close', () => this.conns.delete(sock));
     sock.on('error', () => undefined);
-    if (this.conns.size > this.maxConnections()) {
-      this.replyError(sock, new XlurmError('BUSY', 'the scheduler is at its connection limit; retry shortly'));
+    // Far beyond any share (a flood faster than replies close): refused before the peer is read.
+    if (this.conns.size > 2 * this.maxConnections()) {
+      this.refuse(sock, new XlurmError('BUSY', 'the scheduler is at its connection limit; retry shortly'));
       return;
     }
     let caller: Caller;
@@ -111,6 +162,7 @@ export class Server {
       this.replyError(sock, new XlurmError('UNAUTHENTICATED', 'cannot authenticate Unix socket peer'));
       return;
     }
+    if (!this.takeSlot(sock, caller.uid)) return;
     // Depth is checked before JSON.parse (deep nesting would block the loop for
     // seconds); a request never carries a raw attachment, so a `raw` field is
     // just an unknown field, never a reason to buffer more bytes.
@@ -149,7 +201,9 @@ export class Server {
 
   private dispatch(sock: net.Socket, caller: Caller, msg: unknown): void {
     let reply: unknown;
-    const ctx: Ctx = { core: this.core, caller, shutdownAfterReply: () => { this.shutdownRequested = true; } };
+    const ctx: Ctx = {
+      core: this.core, caller, shutdownAfterReply: () => { this.shutdownRequested = true; }, connections: () => this.connections(),
+    };
     try {
       const { op, args } = validateRequest(msg);
       const h = handlers[op] as Handler<OpName>;
@@ -181,7 +235,10 @@ export class Server {
     let goneResolve!: () => void;
     const gone = new Promise<void>((r) => { goneResolve = r; });
     sock.once('close', () => { closed = true; goneResolve(); });
-    // The client only reads from here on; its end of writing is not the end of the stream.
+    // The client only reads from here on, so the end of its writing means it
+    // went away (closed, or died): its slot and descriptors are freed now,
+    // not when the stream next writes (an idle follow may write nothing for days).
+    sock.once('end', () => sock.destroy());
     const out: StreamOut = {
       get closed() { return closed || sock.destroyed; },
       gone,
@@ -218,6 +275,22 @@ export class Server {
     if (e instanceof XlurmError) return e;
     this.core.log(`internal error: ${(e as Error)?.stack ?? String(e)}`);
     return new XlurmError('INTERNAL', 'internal error; see daemon.log');
+  }
+
+  /**
+   * Refuse a connection before its request is read: the reply, then only our
+   * side closed, so the client's request still lands (closing at once would
+   * fail its write with EPIPE before it read the refusal, and a client would
+   * see a dropped connection, not BUSY to retry). The rest is discarded and
+   * the socket goes when the client closes, or after REFUSED_LINGER_MS.
+   */
+  private refuse(sock: net.Socket, e: XlurmError): void {
+    const t = setTimeout(() => sock.destroy(), REFUSED_LINGER_MS);
+    t.unref();
+    sock.once('close', () => clearTimeout(t));
+    sock.once('end', () => sock.destroy());
+    sock.resume();
+    sock.end(encodeFrame({ v: PROTOCOL_VERSION, ok: false, error: e.toWire() }));
   }
 
   private replyError(sock: net.Socket, e: XlurmError): void {

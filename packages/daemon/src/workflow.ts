@@ -39,7 +39,10 @@ const singletonKey = (j: Readonly<StoredJob>) => `${j.owner.uid}\0${j.spec.name}
 
 /** `2026-12-01 14:00:00 UTC`: reasons are read host-wide, so in one zone for everyone. */
 export function formatUtc(secs: number): string {
-  return `${new Date(secs * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  const at = new Date(secs * 1000);
+  // A time no Date holds (stored before submissions were checked, §28.4) is shown, never thrown over.
+  if (Number.isNaN(at.getTime())) return `${secs} (Unix seconds)`;
+  return `${at.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
 export class Workflow {

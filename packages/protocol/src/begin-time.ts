@@ -14,6 +14,19 @@ export function beginTimeError(text: string): string {
   return `invalid time '${text}': use now+DURATION, HH:MM or YYYY-MM-DDTHH:MM[:SS]`;
 }
 
+/**
+ * The latest time the daemon can represent and show (docs/behaviour.md
+ * §28.4): 9999-12-31 23:59:59 in the host's local time zone, as Unix seconds.
+ */
+export function latestTimeSeconds(): number {
+  return Math.floor(new Date(9999, 11, 31, 23, 59, 59).getTime() / 1000);
+}
+
+/** The message for a time after latestTimeSeconds(), worded as beginTimeError. */
+export function timeRangeError(text: string): string {
+  return `invalid time '${text}': too far in the future`;
+}
+
 /** The Unix time (seconds) `text` names, seen at `nowMs`; null when it names none. */
 export function beginTimeSeconds(text: string, nowMs = Date.now()): number | null {
   const now = Math.floor(nowMs / 1000);

@@ -31,6 +31,17 @@ export function durationError(text: string): string {
   return `invalid duration '${text}': use seconds, or a number with s, m, h or d`;
 }
 
+/**
+ * The longest duration a job may ask for (`-t`, `--timeout`): what the
+ * supervisor's spec and the store carry, 2^32−1 s inclusive (docs/behaviour.md §28.4).
+ */
+export const MAX_DURATION_SECS = U32_MAX;
+
+/** The message for a duration longer than MAX_DURATION_SECS, worded as durationError. */
+export function durationRangeError(text: string): string {
+  return `invalid duration '${text}': too long (at most ${MAX_DURATION_SECS} seconds)`;
+}
+
 // Slurm's clock forms for -t: MM:SS, HH:MM:SS, D-HH:MM:SS. The first field
 // is unbounded (Slurm writes 90:00 for ninety minutes); the rest are clock digits.
 const CLOCK = /^(?:([0-9]+)-([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})|([0-9]+):([0-9]{1,2}):([0-9]{1,2})|([0-9]+):([0-9]{1,2}))$/;

@@ -8,6 +8,8 @@
  */
 import type { DeviceKind, Submission } from './schemas';
 import { sizeBytes, sizeError } from './size';
+import { MAX_DURATION_SECS, durationRangeError } from './duration';
+import { latestTimeSeconds, timeRangeError } from './begin-time';
 
 export interface JobRequest {
   /** Devices; 0 = a CPU-only job. */
@@ -62,7 +64,27 @@ export function parseShare(text: string): { mem: number; compute: number } | { e
 }
 
 /** A request refused before it reaches the queue: the daemon's error code and the message both sides print. */
-export interface RequestError { code: 'INVALID_ARGUMENT'; message: string }
+export interface RequestError { code: 'INVALID_ARGUMENT' | 'INVALID_REQUEST'; message: string }
+
+/** The times a submission or an update carries (`xlurm update`'s keys are the submission's). */
+export interface JobTimes { time_limit?: number | null; queue_timeout?: number | null; begin_at?: number | null }
+
+/**
+ * Whether the daemon can represent the times (docs/behaviour.md §28.4):
+ * `-t` and `--timeout` up to MAX_DURATION_SECS, `--begin` up to
+ * 9999-12-31 local time. The CLI passes what the user typed, so the message
+ * quotes it; the daemon (a hand-made request) quotes the number. The same
+ * check for a submission and for every form of `xlurm update`.
+ */
+export function checkTimes(t: JobTimes, typed: { [K in keyof JobTimes]?: string } = {}): RequestError | null {
+  const bad = (message: string): RequestError => ({ code: 'INVALID_REQUEST', message });
+  for (const key of ['time_limit', 'queue_timeout'] as const) {
+    const v = t[key];
+    if (typeof v === 'number' && v > MAX_DURATION_SECS) return bad(durationRangeError(typed[key] ?? String(v)));
+  }
+  if (typeof t.begin_at === 'number' && t.begin_at > latestTimeSeconds()) return bad(timeRangeError(typed.begin_at ?? String(t.begin_at)));
+  return null;
+}
 
 const invalid = (message: string): RequestError => ({ code: 'INVALID_ARGUMENT', message });
 

@@ -370,6 +370,9 @@ export const DaemonStatus = Type.Object({
     limits: Type.Record(Type.String(), Type.String(), { description: 'the limits in force by dotted key, as the file writes them (10m, 1d, 8=1); unset keys absent' }),
   }, { additionalProperties: false, description: 'the scheduling policy in force (docs/behaviour.md §21.7)' })),
   device_isolation: Type.Optional(Type.String({ description: "'on', 'off (<why>)' where jobs cannot be kept from other devices' nodes (docs/behaviour.md §24.8), or 'failing (<why>; <N> job(s) refused since <time>)' while device jobs are refused because their isolation cannot be applied (§28.7). Always sent by this daemon" })),
+  connections: Type.Optional(Type.Array(Type.Object({
+    user: Type.String(), count: Type.Integer({ minimum: 1 }),
+  }, { additionalProperties: false }), { description: 'connection slots held per user, largest first (docs/behaviour.md §28.3); only in the reply to root' })),
 }, { additionalProperties: false });
 export type DaemonStatus = Static<typeof DaemonStatus>;
 
@@ -379,6 +382,8 @@ export const DaemonSettingsView = Type.Object({
   max_running: Type.Integer(),
   retention: Type.String({ description: 'as written in the file or option, e.g. 7d' }),
   exclude_device_ids: Type.Array(Type.Integer(), { description: 'from the file or option; `xlurm exclude` changes are in status.excluded' }),
+  max_connections: Type.Optional(Type.Integer({ description: 'connection slots (docs/behaviour.md §28.3); absent when the file does not set it (4096)' })),
+  max_connections_per_user: Type.Optional(Type.Integer({ description: "one user's share of them; absent when the file does not set it (256)" })),
 }, { additionalProperties: false });
 
 /** `[limits]` (docs/behaviour.md §21.6): durations in their largest exact unit; a key not set is absent, as in the file. */

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { FrameDecoder, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES, PROTOCOL_VERSION, XlurmError, jobPaths, type Frame } from '@xlurm/protocol';
-import { Server, MAX_CONNECTIONS, connectionBudget } from '../../../packages/daemon/src/server';
+import { Server, MAX_CONNECTIONS, ROOT_RESERVE, connectionBudget, slotRefusal } from '../../../packages/daemon/src/server';
 import { handlers } from '../../../packages/daemon/src/handlers';
 import { makeCore, spec, type TestCore } from '../../helpers/core';
 import { waitFor } from '../../helpers/wait';
@@ -145,4 +145,16 @@ t.test('connectionBudget: two descriptors per connection beyond what the daemon 
   t.equal(connectionBudget(1024, 20, 1000), Math.floor((1024 - 20 - 16 - 128) / 2), 'at most 64 running jobs are reserved for');
   t.equal(connectionBudget(1 << 20, 20, 8), MAX_CONNECTIONS);
   t.equal(connectionBudget(10, 20, 8), 1, 'never below one');
+});
+
+// docs/behaviour.md §28.3: a user's share, and the slots only root may take.
+t.test('slotRefusal: a user beyond their share, users in root\'s reserve; root only at the limit', async (t) => {
+  t.equal(connectionBudget(1 << 20, 20, 8, 100), 100, 'max_connections caps the budget');
+  t.equal(slotRefusal(1000, 10, 3, 100, 4), null);
+  t.equal(slotRefusal(1000, 10, 4, 100, 4), 'you have 4 connections open to the scheduler (limit max_connections_per_user 4); close some and retry');
+  t.equal(slotRefusal(0, 10, 400, 100, 4), null, 'root has no share');
+  t.equal(slotRefusal(1000, 100 - ROOT_RESERVE - 1, 0, 100, 256), null);
+  t.equal(slotRefusal(1000, 100 - ROOT_RESERVE, 0, 100, 256), 'the scheduler is at its connection limit; retry shortly', 'the last slots are root\'s');
+  t.equal(slotRefusal(0, 99, 0, 100, 256), null);
+  t.equal(slotRefusal(0, 100, 0, 100, 256), 'the scheduler is at its connection limit; retry shortly');
 });

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { Outcome } from '@xlurm/protocol';
 import { alice, makeCore, spec, startedBy, type TestCore } from '../../helpers/core';
 import { waitFor } from '../../helpers/wait';
+import { formatUtc } from '../../../packages/daemon/src/workflow';
 
 const now = () => Math.floor(Date.now() / 1000);
 const ended = (state: Outcome['state'], exit_code = state === 'COMPLETED' ? 0 : 1): Outcome => ({ state, exit_code, finished_at: now(), error: null });
@@ -207,4 +208,54 @@ t.test('after a restart: gates and the cascade from the store', async (t) => {
   t.equal(tc2.core.current(r.id)!.attempt, 2);
   tc2.core.complete(a.id, ended('FAILED'));
   t.equal(tc2.core.current(c.id)!.state, 'CANCELLED');
+});
+
+// docs/behaviour.md §28.4: an internal error never leaves a change half applied. The store
+// throws in the middle of a change (after its first write): nothing of it stays, on disk or in
+// memory, and the next change goes through.
+t.test('update and hold are one unit: a store that throws mid-way leaves nothing changed', async (t) => {
+  const tc = await makeCore(t);
+  const a = await tc.core.submit(alice, spec({ hold: true, name: 'before' }));
+  const store = tc.store as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const real = { setOrderKeys: store.setOrderKeys!, updateSpec: store.updateSpec! };
+  store.setOrderKeys = () => { throw new Error('injected: disk I/O error'); };
+  t.throws(() => tc.core.update(a.id, { name: 'after', time_limit: 99, nice: 5 }, false), /injected: disk I\/O error/);
+  store.setOrderKeys = real.setOrderKeys;
+  // The group commit of this turn carries on: wait for it, then look at disk and memory.
+  await tc.store.durable();
+  t.match(tc.store.get(a.id)!.spec, { name: 'before' }, 'the name written before the failure is not on disk');
+  t.notOk(tc.store.get(a.id)!.spec.nice, 'nor the nice');
+  t.equal(tc.core.current(a.id)!.spec.name, 'before', 'nor in memory');
+  t.equal(tc.core.current(a.id)!.spec.time_limit ?? null, null);
+  // The spec's write fails after a new nice was checked: the nice is not applied alone.
+  store.updateSpec = () => { throw new Error('injected: disk I/O error'); };
+  t.throws(() => tc.core.update(a.id, { name: 'after', nice: 7 }, false), /injected/);
+  store.updateSpec = real.updateSpec;
+  await tc.store.durable();
+  t.notOk(tc.store.get(a.id)!.spec.nice, 'no nice on disk');
+  t.notOk(tc.core.current(a.id)!.spec.nice, 'no nice in memory');
+  t.match(await tc.core.update(a.id, { name: 'after', nice: 5 }, false), { spec: { name: 'after', nice: 5 } }, 'the same change goes through later');
+
+  // hold of two jobs (pending for their begin time): the second write fails, so neither is held.
+  const c = await tc.core.submit(alice, spec({ begin_at: now() + 3600 }));
+  const e = await tc.core.submit(alice, spec({ begin_at: now() + 3600 }));
+  let calls = 0;
+  store.updateSpec = function (this: unknown, ...args: unknown[]) {
+    if (++calls === 2) throw new Error('injected: disk I/O error');
+    return real.updateSpec.apply(this, args);
+  };
+  t.throws(() => tc.core.setHeld([c.id, e.id], true), /injected/);
+  store.updateSpec = real.updateSpec;
+  await tc.store.durable();
+  t.notOk(tc.store.get(c.id)!.spec.hold, 'the first job\'s hold was undone on disk');
+  t.notOk(tc.core.current(c.id)!.spec.hold, 'and is not in memory');
+  t.equal(tc.core.current(c.id)!.reason?.code, 'BeginTime', 'it still waits for its begin time, not Held');
+  t.notOk(tc.store.get(e.id)!.spec.hold);
+  await tc.core.setHeld([c.id, e.id], true);
+  t.ok(tc.store.get(c.id)!.spec.hold && tc.store.get(e.id)!.spec.hold, 'the same hold goes through later');
+});
+
+t.test('formatUtc: a time no Date holds (stored before §28.4\'s check) is shown, not thrown over', async (t) => {
+  t.equal(formatUtc(0), '1970-01-01 00:00:00 UTC');
+  t.equal(formatUtc(Number.MAX_SAFE_INTEGER), `${Number.MAX_SAFE_INTEGER} (Unix seconds)`);
 });

@@ -1,7 +1,8 @@
 // The one request check the CLI and the daemon share: messages, codes and their order.
 import t from 'tap';
 import type { Submission } from '@xlurm/protocol';
-import { checkRequest, requestOf, type JobRequest } from '../../../packages/protocol/src/request';
+import { checkRequest, checkTimes, requestOf, type JobRequest } from '../../../packages/protocol/src/request';
+import { latestTimeSeconds } from '../../../packages/protocol/src/begin-time';
 
 const req = (r: Partial<JobRequest> = {}): JobRequest => ({ count: 1, kind: null, timeLimit: null, ...r });
 const invalid = (message: string) => ({ code: 'INVALID_ARGUMENT', message });
@@ -34,4 +35,17 @@ t.test('the first failing check wins, in the documented order', async (t) => {
   t.same(checkRequest(req({ timeLimit: 0, deviceIds: [1, 1], excludeIds: [2] })), invalid('time-limit must be positive'));
   t.same(checkRequest(req({ deviceIds: [1, 1], excludeIds: [2] })), invalid('-x cannot be combined with -i'));
   t.same(checkRequest(req({ count: 5, deviceIds: [1, 1] })), invalid('device IDs must not contain duplicates'));
+});
+
+// docs/behaviour.md §28.4: what the daemon can represent, one check for the CLI and the daemon.
+t.test('checkTimes: durations up to 2^32-1 s inclusive, times up to 9999-12-31 local time', async (t) => {
+  const latest = Math.floor(new Date(9999, 11, 31, 23, 59, 59).getTime() / 1000);
+  t.equal(latestTimeSeconds(), latest);
+  t.equal(checkTimes({ time_limit: 4294967295, queue_timeout: 4294967295, begin_at: latest }), null, 'the bounds themselves pass');
+  t.equal(checkTimes({ time_limit: null, begin_at: null }), null);
+  t.same(checkTimes({ time_limit: 4294967296 }), { code: 'INVALID_REQUEST', message: "invalid duration '4294967296': too long (at most 4294967295 seconds)" });
+  t.same(checkTimes({ queue_timeout: 2 ** 53 }, { queue_timeout: '104249991374d' }),
+    { code: 'INVALID_REQUEST', message: "invalid duration '104249991374d': too long (at most 4294967295 seconds)" }, 'the text as typed');
+  t.same(checkTimes({ begin_at: latest + 1 }, { begin_at: 'now+3000000d' }), { code: 'INVALID_REQUEST', message: "invalid time 'now+3000000d': too far in the future" });
+  t.same(checkTimes({ begin_at: Number.MAX_SAFE_INTEGER }), { code: 'INVALID_REQUEST', message: `invalid time '${Number.MAX_SAFE_INTEGER}': too far in the future` });
 });

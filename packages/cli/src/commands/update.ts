@@ -1,8 +1,7 @@
 import type { XCommand } from '../command';
 import type { OpArgs } from '@xlurm/protocol';
-import { durationError, durationSeconds, timeLimitSeconds } from '@xlurm/protocol';
 import { jobId, noExtra, present, single } from '../argv';
-import { parseNice } from '../submit';
+import { parseNice, parseQueueTimeout, parseTimeLimit } from '../submit';
 import { request } from '../client';
 import { UsageError } from '../errors';
 import { resolveJobArg } from '../array';
@@ -23,17 +22,13 @@ export function updateArgs(args: Record<string, unknown> & { _: string[] }): OpA
   const u: OpArgs<'update'> = { id: jobId(args._[0], '<JOB_ID>') };
   const limit = single(args['time-limit'], '--time-limit <TIME>');
   if (limit !== undefined) {
-    const secs = timeLimitSeconds(present(limit, '--time-limit <TIME>'));
-    if (secs === null) throw new UsageError(durationError(limit));
+    // As xbatch's -t and --timeout, range included (docs/behaviour.md §28.4).
+    const secs = parseTimeLimit(present(limit, '--time-limit <TIME>'));
     if (secs === 0) throw new UsageError('time-limit must be positive');
     u.time_limit = secs;
   }
   const timeout = single(args.timeout, '--timeout <DURATION>');
-  if (timeout !== undefined) {
-    const secs = durationSeconds(present(timeout, '--timeout <DURATION>'));
-    if (secs === null || secs === 0) throw new UsageError(durationError(timeout));
-    u.queue_timeout = secs;
-  }
+  if (timeout !== undefined) u.queue_timeout = parseQueueTimeout(present(timeout, '--timeout <DURATION>'));
   const name = single(args.name, '--name <NAME>');
   if (name !== undefined) u.name = name;
   const begin = single(args.begin, '--begin <TIME>');

@@ -43,6 +43,8 @@ export function statusText(st: DaemonStatus): string {
   // docs/behaviour.md §24.8: `device isolation: on`, or `device isolation: off (<why>)` as the
   // spec words it; before Jobs, so the policy block stays last.
   if (st.device_isolation !== undefined) lines.splice(lines.length - 1, 0, `device isolation: ${st.device_isolation}`);
+  // docs/behaviour.md §28.3: who holds the daemon's connection slots (root's reply only), largest first.
+  if (st.connections?.length) lines.splice(lines.length - 1, 0, `connections: ${st.connections.map((c) => `${c.user} ${c.count}`).join(', ')}`);
   // A daemon that reports its policy (docs/behaviour.md §21.7); an older one has none.
   const p = st.policy;
   if (p) {

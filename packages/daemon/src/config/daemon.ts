@@ -21,6 +21,9 @@ export interface DaemonSettings {
   retention: string;
   retentionSecs: number;
   excludeIds: number[];
+  /** `[daemon] max_connections` and `max_connections_per_user` (docs/behaviour.md §28.3); absent: server.ts's defaults. */
+  maxConnections?: number;
+  maxConnectionsPerUser?: number;
   /** `[devices]` (docs/behaviour.md §21.5): the host's affinity, and the groups declared per vendor. */
   groupAffinity: 'prefer' | 'require' | 'off';
   groups: DeclaredGroups;
@@ -103,6 +106,8 @@ export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named:
     s.retentionSecs = durationSecs(d.retention);
   }
   if (d.exclude_device_ids !== undefined) s.excludeIds = [...d.exclude_device_ids];
+  if (d.max_connections !== undefined) s.maxConnections = d.max_connections;
+  if (d.max_connections_per_user !== undefined) s.maxConnectionsPerUser = d.max_connections_per_user;
   const l = loaded.settings.limits ?? {};
   if (l.default_time_limit !== undefined) s.defaultTimeLimit = durationSecs(l.default_time_limit);
   if (l.max_time_limit !== undefined) s.maxTimeLimit = durationSecs(l.max_time_limit);

@@ -32,6 +32,9 @@ export const DaemonSection = Type.Object({
   exclude_device_ids: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: U32_MAX }), {
     uniqueItems: true, maxItems: 4096, description: 'as --exclude-device-ids',
   })),
+  // Connection slots (docs/behaviour.md §28.3).
+  max_connections: Type.Optional(Type.Integer({ minimum: 16, maximum: 1048576, description: 'most connections open at once (capped by the file limit); default 4096' })),
+  max_connections_per_user: Type.Optional(Type.Integer({ minimum: 1, maximum: 1048576, description: "one user's share of them (root has none); default 256" })),
 }, { additionalProperties: false });
 
 /** A duration where a limit is meant: zero is refused (docs/behaviour.md §20.1). */

@@ -46,7 +46,12 @@ export const config: Handler<'config'> = ({ core }) => {
     found: c.source.found,
     from_flags: keysFromFlags(c),
     config: {
-      daemon: { backend: c.backend, max_running: c.maxRunning, retention: c.retention, exclude_device_ids: [...c.excludeIds] },
+      daemon: {
+        backend: c.backend, max_running: c.maxRunning, retention: c.retention, exclude_device_ids: [...c.excludeIds],
+        // Connection slots (docs/behaviour.md §28.3): shown where the file sets them, as the file does.
+        ...(c.maxConnections !== undefined ? { max_connections: c.maxConnections } : {}),
+        ...(c.maxConnectionsPerUser !== undefined ? { max_connections_per_user: c.maxConnectionsPerUser } : {}),
+      },
       limits: {
         ...shown('default_time_limit', c.defaultTimeLimit), ...shown('max_time_limit', c.maxTimeLimit),
         kill_grace: formatDurationSecs(c.killGrace), ...shown('default_queue_timeout', c.defaultQueueTimeout),

@@ -37,8 +37,10 @@ export function policyOf(core: Core): { scheduler: string; fair_share: boolean; 
   return { scheduler: mode, fair_share: c.fairShare ?? false, group_affinity: c.groupAffinity ?? 'off', limits };
 }
 
-export const status = (({ core }) => {
+export const status = (({ core, caller, connections }) => {
   const counts = core.counts();
+  // Who holds connections is other users' business: root only (docs/behaviour.md §28.3).
+  const conns = caller.uid === 0 && connections ? { connections: connections() } : {};
   return {
     version: VERSION,
     protocol: PROTOCOL_VERSION,
@@ -54,5 +56,6 @@ export const status = (({ core }) => {
     counts,
     policy: policyOf(core),
     device_isolation: core.isolation?.state() ?? 'off (not set up)',
+    ...conns,
   };
 }) satisfies Handler<'status'>;

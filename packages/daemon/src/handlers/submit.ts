@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Submission } from '@xlurm/protocol';
-import { XlurmError, arraySubmissions, checkRequest, expandArray, requestOf } from '@xlurm/protocol';
+import { XlurmError, arraySubmissions, checkRequest, checkTimes, expandArray, requestOf } from '@xlurm/protocol';
 import { checkPlaceable } from '../scheduler/place';
 import { checkShare } from '../sharing/check';
 import { accountFor } from '../accounts';
@@ -31,6 +31,9 @@ export const submit = (({ core, caller }, spec) => {
   const request = requestOf(spec);
   const bad = checkRequest(request); // the same check, and words, as the CLI's
   if (bad) throw new XlurmError(bad.code, bad.message);
+  // Times the daemon cannot represent (docs/behaviour.md §28.4): refused before anything is stored.
+  const badTime = checkTimes(spec);
+  if (badTime) throw new XlurmError(badTime.code, badTime.message);
   checkRepresentable(spec);
   // Existence only: the job's own (already unprivileged) child enters it, so
   // the daemon never acts inside a user-controlled path with root rights.

@@ -15,6 +15,8 @@ export interface Ctx {
   caller: Caller;
   /** Ask the daemon to exit after the reply was written. */
   shutdownAfterReply(): void;
+  /** Connection slots held per user, largest first (docs/behaviour.md §28.3); absent outside a server. */
+  connections?(): Array<{ user: string; count: number }>;
 }
 
 /** A handler's reply: a result, a result once it is durable, or a stream that the server drives. */

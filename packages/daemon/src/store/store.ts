@@ -462,6 +462,15 @@ export class Store {
     } catch (e) { throw storageError(e); }
   }
 
+  /**
+   * Several writes of one change as one unit: all of them or none (a
+   * savepoint inside the open group-commit transaction, so a failure undoes
+   * only this change, never another caller's writes of the same turn).
+   */
+  unit<T>(fn: () => T): T {
+    try { return this.write(() => this.db.transaction(fn)()); } catch (e) { throw storageError(e); }
+  }
+
   /** Run statements of another module (accounting/usage.ts) in the open group-commit transaction. */
   inWrite<T>(fn: () => T): T {
     try { return this.write(fn); } catch (e) { throw storageError(e); }

@@ -50,3 +50,14 @@ t.test('the scheduling policy, when the daemon reports it', async (t) => {
   t.match(text, /\nJobs: [^\n]*\nScheduler: reserve\nFair share: off\nGroup affinity: prefer\nLimits: scheduler\.max_running_by_size 8=1, limits\.kill_grace 30s\n$/);
   t.match(statusText({ ...base, policy: { scheduler: 'greedy', fair_share: true, group_affinity: 'off', limits: {} } }), /\nFair share: on\n[^]*\nLimits: -\n$/);
 });
+
+// docs/behaviour.md §28.3: root's reply names who holds the connection slots, largest first.
+t.test('the connections line, when the daemon sends one', async (t) => {
+  const base = {
+    version: '0.1.0', protocol: 1, pid: 1, uid: 0, backend: 'none', backends: [], max_running: 4, retention_secs: 1,
+    started_at: 0, uptime_secs: 5, excluded: [], counts: {},
+  };
+  const text = statusText({ ...base, connections: [{ user: 'alice', count: 12 }, { user: 'root', count: 1 }] });
+  t.match(text, /^connections: alice 12, root 1\nJobs: /m, 'before the job counts');
+  t.notMatch(statusText(base), /connections/, 'absent for other users');
+});

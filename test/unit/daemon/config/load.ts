@@ -30,14 +30,14 @@ t.test('a valid file: every [daemon] key, integers and durations in both forms',
 
 t.test('an unknown key, with its line and the known keys', async (t) => {
   t.same(problems('[daemon]\nmax_running = 4\nmax_runing = 3\n'),
-    ['x.toml:3: daemon.max_runing: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids)']);
+    ['x.toml:3: daemon.max_runing: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids, max_connections, max_connections_per_user)']);
   t.same(problems('[daemon]\nmax_running = 4\n\n[federation]\nmode = "reserve"\n'),
     [`x.toml:4: federation: unknown key (known tables: ${TABLES})`], 'a table this version does not have');
   t.same(problems('[cluster]\nengine = "slurm"\nmode = "reserve"\n'),
     ['x.toml:3: cluster.mode: unknown key (known keys of [cluster]: engine, partition, gres)'], 'client mode\'s table (docs/behaviour.md §27.1)');
   t.same(problems('verbose = true\n'), [`x.toml:1: verbose: unknown key (known tables: ${TABLES})`]);
   t.same(problems('[daemon.extra]\nx = 1\n'),
-    ['x.toml:1: daemon.extra: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids)'], 'a sub-table');
+    ['x.toml:1: daemon.extra: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids, max_connections, max_connections_per_user)'], 'a sub-table');
 });
 
 t.test('wrong types and values', async (t) => {
@@ -66,7 +66,7 @@ t.test('every problem at once, in line order', async (t) => {
   t.same(problems('[daemon]\nretention = "x"\nmax_running = true\nbogus = 1\n'), [
     "x.toml:2: daemon.retention: invalid duration 'x': use seconds, or a number with s, m, h or d",
     'x.toml:3: daemon.max_running: must be an integer, not the boolean true',
-    'x.toml:4: daemon.bogus: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids)',
+    'x.toml:4: daemon.bogus: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids, max_connections, max_connections_per_user)',
   ]);
 });
 

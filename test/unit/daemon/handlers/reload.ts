@@ -44,7 +44,7 @@ t.test('an invalid file changes nothing', async (t) => {
   fs.writeFileSync(tc.file, '[daemon]\nmax_running = 5\nbogus = 1\n');
   t.throws(() => reloadConfig(tc.core), {
     code: 'INVALID_CONFIG',
-    message: `${tc.file}:3: daemon.bogus: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids)`,
+    message: `${tc.file}:3: daemon.bogus: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids, max_connections, max_connections_per_user)`,
   });
   t.equal(tc.core.cfg, before);
   fs.rmSync(tc.file);
