@@ -114,22 +114,37 @@ function specOf(r: Row, texts?: TextLookup): Submission {
   return spec;
 }
 
-export function rowToJob(r: Row, texts?: TextLookup): StoredJob {
-  return {
+/**
+ * A job from its row. A pending job's reason comes from the scheduling pass
+ * (PendingJobs adds it as an accessor when it queues the job), never from
+ * disk: a pending job is made without one, since turning a data property
+ * into an accessor puts the object into dictionary mode (about 750 bytes
+ * more per job: 75 MiB for a queue of 100,000, docs/behaviour.md §28.2);
+ * adding the accessor to an object that lacks it keeps its shape shared.
+ * Readers take a missing reason as null.
+ */
+/** A job before PendingJobs has given it its reason. */
+type Unreasoned = Omit<StoredJob, 'reason'> & { reason?: StoredJob['reason'] };
+
+export function rowToJob(r: Row, texts?: TextLookup, owners?: Map<number, Owner>): StoredJob {
+  let o = owners?.get(r.owner_uid);
+  if (!o || o.gid !== r.owner_gid || o.name !== r.owner_name) { o = owner(r); owners?.set(r.owner_uid, o); }
+  const j: Unreasoned = {
     id: r.id,
-    owner: owner(r),
+    owner: o,
     spec: specOf(r, texts),
     state: r.state as JobState,
     devices: JSON.parse(r.devices) as Device[],
     submitted_at: r.submitted_at,
     started_at: r.started_at,
     result: outcome(r),
-    reason: null, // a pending job's comes from the scheduling pass (PendingJobs), never from disk
     array: membershipOf(r),
     attempt: r.attempt,
     ...(r.queued_at !== null ? { queued_at: r.queued_at } : {}),
     priority: r.priority, top: r.top,
   };
+  if (r.state !== 'PENDING') j.reason = null;
+  return j as StoredJob;
 }
 
 /** A row's nice (docs/behaviour.md §22.1), from its spec: only a job that was given one pays for the parse. */
@@ -167,7 +182,7 @@ function rowToSummary(r: Row): JobSummary {
 export function toWireJob(j: StoredJob): Job {
   return {
     id: j.id, owner: j.owner, spec: j.spec, state: j.state, devices: j.devices,
-    submitted_at: j.submitted_at, started_at: j.started_at, result: j.result, reason: j.reason,
+    submitted_at: j.submitted_at, started_at: j.started_at, result: j.result, reason: j.reason ?? null,
     queue_timeout: j.spec.queue_timeout ?? null,
     cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0, array: wireArray(j.array),
     attempt: j.attempt ?? 1, dependency: j.spec.dependency ?? null, begin_at: j.spec.begin_at ?? null,
@@ -180,7 +195,7 @@ export function toSummary(j: Job): JobSummary {
   const base = { id: j.id, owner: j.owner, name: j.spec.name, state: j.state, count: j.spec.count };
   const tail = {
     kind: j.spec.kind ?? null, devices: j.devices, submitted_at: j.submitted_at,
-    started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null, reason: j.reason,
+    started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null, reason: j.reason ?? null,
     cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0, array: wireArray(j.array),
     priority: j.priority ?? 0, nice: j.spec.nice ?? 0, share: j.spec.share ?? null,
   };
@@ -467,7 +482,9 @@ export class Store {
       }
       throw storageError(e);
     }
-    return { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, reason: null, attempt: 1 };
+    // No reason property: PendingJobs adds its accessor when it queues the job (see rowToJob).
+    const j: Unreasoned = { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, attempt: 1 };
+    return j as StoredJob;
   }
 
   get(id: number): StoredJob | undefined {
@@ -488,8 +505,9 @@ export class Store {
       if (!t) texts.set(id, t = this.textOf(id));
       return t;
     };
+    const owners = new Map<number, Owner>(); // one owner object per user, shared by their jobs
     const out: StoredJob[] = [];
-    for (const r of this.stmts.active.iterate() as IterableIterator<Row>) out.push(rowToJob(r, lookup));
+    for (const r of this.stmts.active.iterate() as IterableIterator<Row>) out.push(rowToJob(r, lookup, owners));
     return out;
   }
 
@@ -626,14 +644,17 @@ export class Store {
   }
 
   // --- Arrays (docs/behaviour.md §23.2) ---
-  private arrayStmts: { member: Database.Statement; tasks: Database.Statement; task: Database.Statement } | undefined;
+  private arrayStmts: { member: Database.Statement; task: Database.Statement; tasks: Database.Statement; taskOf: Database.Statement } | undefined;
   private get arr() {
     return this.arrayStmts ??= {
       member: this.db.prepare('UPDATE jobs SET array_id = ?, array_task = ?, text_id = ? WHERE id = ?'),
+      task: this.db.prepare(`INSERT INTO jobs (owner_uid, owner_gid, owner_name, name, count, kind, device_ids, spec, state, submitted_at, cpus, mem,
+                                               array_id, array_task, text_id)
+                             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?)`),
       // Tasks have consecutive ids from the array's: a range of the primary key, never a scan.
       tasks: this.db.prepare('SELECT * FROM jobs WHERE id >= @id AND id < @id + @n AND array_id = @id ORDER BY id'),
-      task: this.db.prepare(`SELECT * FROM jobs WHERE id >= @id AND id < @id + @n AND array_id = @id
-                             AND json_extract(array_task, '$.index') = @index`),
+      taskOf: this.db.prepare(`SELECT * FROM jobs WHERE id >= @id AND id < @id + @n AND array_id = @id
+                               AND json_extract(array_task, '$.index') = @index`),
     };
   }
 
@@ -657,11 +678,22 @@ export class Store {
       const textId = Number(this.stmts.insertText.run(JSON.stringify(text)).lastInsertRowid);
       for (let i = 0; i < specs.length; i++) {
         const spec = specs[i]!;
-        const j = this.insert(o, spec, now, taskSpecText(spec, text));
-        if (i === 0) first = j.id;
-        else if (j.id !== first + i) throw new Error('array ids are not consecutive');
         const m = members[i]!;
-        this.arr.member.run(first, JSON.stringify(m), textId, j.id);
+        let j: StoredJob;
+        if (i === 0) {
+          j = this.insert(o, spec, now, taskSpecText(spec, text));
+          first = j.id;
+          this.arr.member.run(first, JSON.stringify(m), textId, j.id);
+        } else {
+          // One statement per later task, its membership in it (the array's id is known now): half the work of insert + update.
+          const id = Number(this.arr.task.run(
+            o.uid, o.gid, o.name, spec.name, spec.count, spec.kind ?? null, spec.device_ids ? JSON.stringify(spec.device_ids) : null,
+            taskSpecText(spec, text), now, spec.cpus ?? 0, spec.mem ?? 0, first, JSON.stringify(m), textId,
+          ).lastInsertRowid);
+          if (id !== first + i) throw new Error('array ids are not consecutive');
+          const u: Unreasoned = { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, attempt: 1 };
+          j = u as StoredJob;
+        }
         j.array = { id: first, ...m };
         jobs.push(j);
       }
@@ -675,7 +707,7 @@ export class Store {
 
   /** Summaries of array `id`'s tasks (`count` of them at most), or of its task of index `index`, in id order. */
   arraySummaries(id: number, count: number, index?: number): JobSummary[] {
-    const rows = (index === undefined ? this.arr.tasks.all({ id, n: count }) : this.arr.task.all({ id, n: count, index })) as Row[];
+    const rows = (index === undefined ? this.arr.tasks.all({ id, n: count }) : this.arr.taskOf.all({ id, n: count, index })) as Row[];
     return rows.map(rowToSummary);
   }
 
