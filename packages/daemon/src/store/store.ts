@@ -644,9 +644,11 @@ export class Store {
   }
 
   // --- Arrays (docs/behaviour.md §23.2) ---
-  private arrayStmts: { member: Database.Statement; task: Database.Statement; tasks: Database.Statement; taskOf: Database.Statement } | undefined;
+  private arrayStmts: { member: Database.Statement; task: Database.Statement; counted: Database.Statement; tasks: Database.Statement; taskOf: Database.Statement } | undefined;
   private get arr() {
     return this.arrayStmts ??= {
+      counted: this.db.prepare(`INSERT INTO metric_totals(name, label, value) VALUES ('jobs', 'PENDING', ?)
+                                ON CONFLICT(name, label) DO UPDATE SET value = value + excluded.value`),
       member: this.db.prepare('UPDATE jobs SET array_id = ?, array_task = ?, text_id = ? WHERE id = ?'),
       task: this.db.prepare(`INSERT INTO jobs (owner_uid, owner_gid, owner_name, name, count, kind, device_ids, spec, state, submitted_at, cpus, mem,
                                                array_id, array_task, text_id)
@@ -697,6 +699,8 @@ export class Store {
         j.array = { id: first, ...m };
         jobs.push(j);
       }
+      // The later tasks' count (schema.ts: its trigger skips rows inserted with a text).
+      if (specs.length > 1) this.arr.counted.run(specs.length - 1);
       this.db.exec('RELEASE xlurm_array');
     } catch (e) {
       try { if (this.db.inTransaction) { this.db.exec('ROLLBACK TO xlurm_array'); this.db.exec('RELEASE xlurm_array'); } } catch { /* rolled back whole */ }

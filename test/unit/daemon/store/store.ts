@@ -205,6 +205,8 @@ t.test('an array keeps its environment, script and command once (§28.2); hold/u
   t.equal(texts.c, 1, 'one text row');
   t.ok(texts.n > 1 << 20 && texts.n < (1 << 20) + 5000, `the text is one copy (${texts.n} bytes)`);
   t.ok(total < n * 1000, `the ${n} rows hold no copy (${total} bytes in all)`);
+  const pendingTotal = (s.db.prepare(`SELECT value FROM metric_totals WHERE name = 'jobs' AND label = 'PENDING'`).get() as { value: number }).value;
+  t.equal(pendingTotal, n, 'the jobs-per-state total counts every task (one statement for the later ones)');
   const a = jobs[0]!.id;
   // A hold (a changed spec) of a task keeps the row small.
   s.updateSpec(a + 3, { ...jobs[3]!.spec, hold: true });
