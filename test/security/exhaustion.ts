@@ -42,8 +42,10 @@ const MB = 1024 * 1024;
 
 /** Cancel whole arrays as root (`xcancel A`), so the teardown has no task left to cancel one by one. */
 async function cancelArrays(t: Tap, d: Daemon, ids: number[]): Promise<void> {
-  const r = await d.run('xcancel', ids.map(String));
-  t.equal(r.code, 0, r.stderr);
+  for (const id of ids) {
+    const r = await d.run('xcancel', [String(id)]);
+    t.equal(r.code, 0, r.stderr);
+  }
   await waitFor(async () => ((await d.jobs(false)).length === 0 ? true : undefined), { timeout: 60000, what: 'the arrays cancelled' });
 }
 
