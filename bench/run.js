@@ -24,7 +24,7 @@ const { finish, render } = require('./lib/table');
 const { DAEMON_DIST, ROOT } = require('./lib/xlurm');
 const { out } = require('./lib/proc');
 
-const MEASURES = ['startup', 'submit', 'latency', 'throughput', 'scale', 'schedule', 'memory', 'relay', 'devices', 'sim', 'chain', 'report', 'slurm', 'array', 'cgroup', 'stats', 'guard']
+const MEASURES = ['startup', 'submit', 'latency', 'throughput', 'scale', 'schedule', 'memory', 'relay', 'devices', 'sim', 'chain', 'report', 'slurm', 'array', 'cgroup', 'stats', 'guard', 'bounded']
   .map((m) => require(`./measures/${m}`));
 
 /**

@@ -90,10 +90,10 @@ t.test('a daemon reading its file: show, reload live, refused reloads change not
   let v = await show(d);
   t.same(v, {
     file: d.file, found: true, from_flags: [],
-    config: { daemon: { backend: 'none', max_running: 1, retention: '7d', exclude_device_ids: [] }, limits: { kill_grace: '1s' }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
+    config: { daemon: { backend: 'none', max_running: 1, retention: '7d', exclude_device_ids: [] }, limits: { kill_grace: '1s', max_array_tasks: 10000, max_request_bytes: '3M', users: { 'default.pending_jobs': 10000 } }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
   });
   const text = await d.run('xlurm', ['config', 'show']);
-  t.equal(text.stdout, `# ${d.file}\n[daemon]\nbackend = "none"\nmax_running = 1\nretention = "7d"\nexclude_device_ids = []\n[limits]\nkill_grace = "1s"\n[devices]\ngroup_affinity = "prefer"\n[scheduler]\nmode = "greedy"\nreserve_min_devices = 2\nfair_share = true\nfair_share_half_life = "7d"\n`);
+  t.equal(text.stdout, `# ${d.file}\n[daemon]\nbackend = "none"\nmax_running = 1\nretention = "7d"\nexclude_device_ids = []\n[limits]\nkill_grace = "1s"\nmax_array_tasks = 10000\nmax_request_bytes = "3M"\nusers.default.pending_jobs = 10000\n[devices]\ngroup_affinity = "prefer"\n[scheduler]\nmode = "greedy"\nreserve_min_devices = 2\nfair_share = true\nfair_share_half_life = "7d"\n`);
   let r = await d.run('xlurm', ['config', 'check']);
   t.same([r.code, r.stdout], [0, `${d.file}: ok\n`], 'no FILE: the running daemon\'s file');
 

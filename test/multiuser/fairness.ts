@@ -88,7 +88,7 @@ t.test('per-user limits: UserLimit held and released; pending_jobs refused; relo
   const { nobody, daemon } = accounts();
   const cwd = workDir(t);
   const conf = path.join(cwd, 'xlurm.toml');
-  const write = (running: number) => fs.writeFileSync(conf, `[limits.users.default]\nrunning_jobs = ${running}\npending_jobs = 2\n[limits.users.daemon]\nrunning_jobs = 5\n`);
+  const write = (running: number) => fs.writeFileSync(conf, `[limits.users.default]\nrunning_jobs = ${running}\npending_jobs = 2\n[limits.users.daemon]\nrunning_jobs = 5\npending_jobs = 0\n`);
   write(1);
   const d = await rootDaemon(t, { args: ['--config', conf] });
   const go = path.join(cwd, 'go');
@@ -106,7 +106,7 @@ t.test('per-user limits: UserLimit held and released; pending_jobs refused; relo
   t.match(long.stdout, new RegExp(`\\n *${second} .*UserLimit`), 'xqueue -l shows the reason');
   const st = await d.run('xlurm', ['status']);
   t.match(st.stdout, /\nLimits: [^\n]*limits\.users\.default\.running_jobs 1, limits\.users\.default\.pending_jobs 2, limits\.users\.daemon\.running_jobs 5/);
-  // daemon's own table replaces default: no pending_jobs limit, 5 running.
+  // daemon's own table replaces default key by key (docs/behaviour.md §28.2): no pending_jobs limit, 5 running.
   const theirs = await Promise.all([0, 1, 2].map(() => d.batch(loop, ['-g', '0'], as(daemon, { cwd }))));
   for (const id of theirs) await d.waitState(id, 'RUNNING');
   const roots = await Promise.all([0, 1, 2].map(() => d.batch(loop, ['-g', '0'], { cwd })));

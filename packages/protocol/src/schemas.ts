@@ -392,6 +392,8 @@ export const LimitsSettingsView = Type.Object({
   max_time_limit: Type.Optional(Type.String()),
   kill_grace: Type.String(),
   default_queue_timeout: Type.Optional(Type.String()),
+  max_array_tasks: Type.Optional(Type.Integer({ description: 'most tasks of one array (docs/behaviour.md §28.2); 0: the protocol\'s 100000' })),
+  max_request_bytes: Type.Optional(Type.String({ description: 'most bytes of environment, script and arguments of one request, e.g. 3M (§28.2); "0": the frame limit alone' })),
   users: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Integer(), Type.String()]), {
     description: 'per-user limits (docs/behaviour.md §22.4) that are set, by dotted <user>.<key> (user `default` included), e.g. {"alice.devices": 8, "default.memory": "64G"}',
   })),

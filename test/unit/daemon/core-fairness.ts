@@ -108,7 +108,7 @@ t.test('per-user limits: UserLimit while over, released as jobs end; pending_job
   await startedBy(tc, r2.id);
   const b1 = await tc.core.submit(bob, spec({ count: 2 }));
   await waitFor(() => tc.core.current(b1.id)?.reason?.code === 'UserLimit', { what: 'bob held' });
-  t.equal(tc.core.current(b1.id)!.reason!.message, 'bob runs 0 devices (limit 1)', 'bob\'s own table replaces default: no job limit');
+  t.equal(tc.core.current(b1.id)!.reason!.message, 'bob runs 0 devices (limit 1)', 'bob\'s own devices key counts first (his running_jobs is default\'s, §28.2)');
   tc.core.complete(a1.id, { state: 'COMPLETED', exit_code: 0, finished_at: tc.core.now(), error: null });
   await startedBy(tc, a2.id);
   t.notOk(tc.runner.started().includes(a3.id));

@@ -6,7 +6,8 @@
  */
 import * as path from 'node:path';
 import { parseBackend, sizeBytes } from '@xlurm/protocol';
-import { userLimitsFromFile, type UserLimitTable, type UserLimitsFileTable } from '../scheduler/user-limits';
+import { DEFAULT_USER_LIMITS, userLimitsFromFile, type UserLimitTable, type UserLimitsFileTable } from '../scheduler/user-limits';
+import { DEFAULT_MAX_ARRAY_TASKS, DEFAULT_MAX_REQUEST_BYTES, requestLimitsOf } from './request-limits';
 import { durationSecs, type DaemonArgs, type DaemonFlags } from './args';
 import { ConfigFileError, DEFAULT_CONFIG_PATH, readConfigFile } from './load';
 import { kindOfLabel, parseGroups, type DeclaredGroups } from './groups';
@@ -37,6 +38,9 @@ export interface DaemonSettings {
   maxTimeLimit: number | null;
   killGrace: number;
   defaultQueueTimeout: number | null;
+  /** `[limits] max_array_tasks`, `max_request_bytes` (docs/behaviour.md §28.2); 0: the protocol's own cap. */
+  maxArrayTasks: number;
+  maxRequestBytes: number;
   /** Fairness (docs/behaviour.md §22.2, §22.4): fair share, its half-life in seconds, the per-user limits. */
   fairShare: boolean;
   fairShareHalfLife: number;
@@ -69,8 +73,9 @@ export const DEFAULT_SETTINGS: Readonly<DaemonSettings> = {
   backend: 'auto', maxRunning: 32, retention: '7d', retentionSecs: 7 * 86400, excludeIds: [],
   groupAffinity: 'prefer', groups: {},
   defaultTimeLimit: null, maxTimeLimit: null, killGrace: 1, defaultQueueTimeout: null,
+  maxArrayTasks: DEFAULT_MAX_ARRAY_TASKS, maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
   schedulerMode: 'greedy', reserveMinDevices: 2, maxRunningBySize: new Map(),
-  fairShare: true, fairShareHalfLife: 7 * 86400, userLimits: { users: new Map() },
+  fairShare: true, fairShareHalfLife: 7 * 86400, userLimits: { default: DEFAULT_USER_LIMITS, users: new Map() },
 };
 
 /** Each setting's key in the file and its option, in the file's order. */
@@ -113,6 +118,7 @@ export function loadDaemonConfig(args: DaemonArgs, where: { file: string; named:
   if (l.max_time_limit !== undefined) s.maxTimeLimit = durationSecs(l.max_time_limit);
   if (l.kill_grace !== undefined) s.killGrace = durationSecs(l.kill_grace);
   if (l.default_queue_timeout !== undefined) s.defaultQueueTimeout = durationSecs(l.default_queue_timeout);
+  Object.assign(s, requestLimitsOf(l));
   const dv = loaded.settings.devices ?? {};
   if (dv.group_affinity !== undefined) s.groupAffinity = dv.group_affinity;
   for (const [label, text] of Object.entries(dv.groups ?? {})) {

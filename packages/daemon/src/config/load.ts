@@ -14,6 +14,7 @@ import { ConfigSchema, type ConfigFile } from './schema';
 import { keyLines, lineOf } from './lines';
 import { groupProblems } from './groups';
 import { daemonDirProblems } from './dirs';
+import { requestLimitsProblems } from './request-limits';
 
 /** Where the daemon looks when neither --config nor XLURM_CONFIG names a file. */
 export const DEFAULT_CONFIG_PATH = '/etc/xlurm/xlurm.toml';
@@ -157,7 +158,10 @@ export function checkConfigText(file: string, text: string): { settings: ConfigF
     }
   }
   // What the schema cannot say: the syntax of [devices.groups] (docs/behaviour.md §21.5).
-  else for (const g of groupProblems(doc as ConfigFile)) problems.push({ file, line: lineOf(lines, g.key), ...g });
+  else {
+    for (const g of groupProblems(doc as ConfigFile)) problems.push({ file, line: lineOf(lines, g.key), ...g });
+    for (const g of requestLimitsProblems(doc as ConfigFile)) problems.push({ file, line: lineOf(lines, g.key), ...g }); // §28.2
+  }
   if (problems.length) {
     problems.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
     throw new ConfigFileError(problems);

@@ -9,7 +9,7 @@
  * forms, where ajv's own words ("must match a schema in anyOf") would not help.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { BACKEND_NAMES, DURATION_PATTERN, KINDS, KIND_LABEL, SIZE_PATTERN, U32_MAX } from '@xlurm/protocol';
+import { BACKEND_NAMES, DURATION_PATTERN, KINDS, KIND_LABEL, MAX_ARRAY_TASKS, SIZE_PATTERN, U32_MAX } from '@xlurm/protocol';
 
 /**
  * Seconds as an integer, or an integer with one unit (protocol's duration.ts),
@@ -64,6 +64,12 @@ export const LimitsSection = Type.Object({
   max_time_limit: Type.Optional(Limit('larger -t refused at submission; unset: no cap')),
   kill_grace: Type.Optional(Duration('SIGTERM to SIGKILL on cancel and time-out; default 1s')),
   default_queue_timeout: Type.Optional(Limit('longest a job without --timeout may stay pending; unset: unlimited')),
+  // Bounded requests (docs/behaviour.md §28.2; config/request-limits.ts).
+  max_array_tasks: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_ARRAY_TASKS, description: `most tasks of one --array or --param sweep; default 10000; 0: ${MAX_ARRAY_TASKS}` })),
+  max_request_bytes: Type.Optional(Type.Union([
+    Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    Type.String({ pattern: SIZE_PATTERN }),
+  ], { description: 'most bytes of environment, script and arguments of one request, e.g. "3M" (default); below the 4M frame limit; 0: the frame limit alone', problem: "invalid size '%s': use a number with K, M, G or T" })),
   users: Type.Optional(Type.Object({}, {
     patternProperties: { '^[A-Za-z_][A-Za-z0-9_.-]{0,63}[$]?$': UserLimitsTable },
     additionalProperties: false,

@@ -55,6 +55,7 @@ export const config: Handler<'config'> = ({ core }) => {
       limits: {
         ...shown('default_time_limit', c.defaultTimeLimit), ...shown('max_time_limit', c.maxTimeLimit),
         kill_grace: formatDurationSecs(c.killGrace), ...shown('default_queue_timeout', c.defaultQueueTimeout),
+        max_array_tasks: c.maxArrayTasks, max_request_bytes: c.maxRequestBytes ? formatSize(c.maxRequestBytes) : '0', // §28.2
         ...userLimitsShown(c.userLimits),
       },
       devices: {

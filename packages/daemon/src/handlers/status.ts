@@ -1,4 +1,4 @@
-import { PROTOCOL_VERSION, VERSION } from '@xlurm/protocol';
+import { PROTOCOL_VERSION, VERSION, formatSize } from '@xlurm/protocol';
 import type { Handler } from './types';
 import { describeUserLimits, type UserLimitTable } from '../scheduler/user-limits';
 import type { Core } from '../core';
@@ -9,6 +9,7 @@ interface PolicySettings {
   maxRunningBySize?: ReadonlyMap<number, number>;
   defaultTimeLimit?: number | null; maxTimeLimit?: number | null; killGrace?: number; defaultQueueTimeout?: number | null;
   fairShareHalfLife?: number; userLimits?: UserLimitTable;
+  maxArrayTasks?: number; maxRequestBytes?: number;
 }
 
 /** `7d`, `12h`, `30m`, `45s`: the largest unit that divides the value. */
@@ -31,6 +32,9 @@ export function policyOf(core: Core): { scheduler: string; fair_share: boolean; 
     ['limits.kill_grace', c.killGrace], ['limits.default_queue_timeout', c.defaultQueueTimeout],
   ];
   for (const [key, v] of times) if (v !== null && v !== undefined) limits[key] = duration(v);
+  // Bounded requests (docs/behaviour.md §28.2); 0: the protocol's own caps.
+  if (c.maxArrayTasks !== undefined) limits['limits.max_array_tasks'] = String(c.maxArrayTasks);
+  if (c.maxRequestBytes !== undefined) limits['limits.max_request_bytes'] = c.maxRequestBytes ? formatSize(c.maxRequestBytes) : '0';
   // Fair share's half-life and the per-user limits in force (docs/behaviour.md §22.2, §22.4).
   if (c.fairShare && c.fairShareHalfLife !== undefined) limits['scheduler.fair_share_half_life'] = duration(c.fairShareHalfLife);
   Object.assign(limits, describeUserLimits(c.userLimits));

@@ -5,6 +5,7 @@ import { XlurmError, arraySubmissions, checkRequest, checkTimes, expandArray, re
 import { checkPlaceable } from '../scheduler/place';
 import { checkShare } from '../sharing/check';
 import { accountFor } from '../accounts';
+import { arrayTooLarge, requestBytes, requestTooLarge } from '../config/request-limits';
 import { checkWorkflow } from '../workflow';
 import type { Handler } from './types';
 
@@ -28,6 +29,9 @@ export const submit = (({ core, caller }, spec) => {
   const account = accountFor(caller.uid);
   if (!account) throw new XlurmError('NO_ACCOUNT', `no local account for UID ${caller.uid}`);
   if (spec.command.length === 0 && typeof spec.script !== 'string') throw new XlurmError('EMPTY_COMMAND', 'empty command');
+  // Bounded requests (docs/behaviour.md §28.2): measured before anything else is done with the text.
+  const tooLarge = requestTooLarge(requestBytes(spec), core.cfg.maxRequestBytes ?? 0);
+  if (tooLarge) throw new XlurmError('INVALID_REQUEST', tooLarge);
   const request = requestOf(spec);
   const bad = checkRequest(request); // the same check, and words, as the CLI's
   if (bad) throw new XlurmError(bad.code, bad.message);
@@ -73,6 +77,8 @@ export const submit = (({ core, caller }, spec) => {
   // An array (docs/behaviour.md §23.2): expanded here by protocol's one definition (xbatch --dry-run prints the same).
   const plan = expandArray(spec);
   if (plan && 'code' in plan) throw new XlurmError(plan.code, plan.message);
+  const tooMany = plan ? arrayTooLarge(plan.tasks.length, core.cfg.maxArrayTasks ?? 0) : null;
+  if (tooMany) throw new XlurmError('INVALID_REQUEST', tooMany); // §28.2: nothing stored
   if (plan) {
     const { specs, members } = arraySubmissions(normalized, plan);
     return core.submitArray(owner, specs, members);

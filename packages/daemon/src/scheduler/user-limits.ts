@@ -2,7 +2,9 @@
  * Per-user limits (docs/behaviour.md §22.4): what one user's running jobs may
  * hold at once (jobs, devices, CPUs, memory) and how many jobs they may have
  * pending. `[limits.users.<name>]` replaces `[limits.users.default]` for that
- * user as a whole table; 0 means unlimited. Root's jobs are exempt.
+ * user key by key, and a key in neither has its built-in default (all 0 but
+ * pending_jobs, 10000: docs/behaviour.md §28.2); 0 means unlimited. Root's
+ * jobs are exempt.
  *
  * The running limits are part of the admit step (admit.ts asks `userLimitHit`
  * and counts starts with `userStarted`); `pending_jobs` is Core's check at
@@ -24,10 +26,13 @@ export interface UserHolding { jobs: number; devices: number; cpus: number; memo
 
 export const NO_USER_LIMITS: UserLimitTable = { users: new Map() };
 
-/** Does any table set a limit at all? (Then the pass needs the holdings.) */
+/** Each key's built-in value, for a key neither the user's table nor `default` sets (docs/behaviour.md §28.2). */
+export const DEFAULT_USER_LIMITS: Readonly<UserLimitValues> = { runningJobs: 0, devices: 0, cpus: 0, memory: 0, pendingJobs: 10000 };
+
+/** Does any table set a running limit at all? (Then the pass needs the holdings; pending_jobs is checked at submission.) */
 export function hasUserLimits(t: UserLimitTable | undefined): boolean {
   if (!t) return false;
-  const any = (v: UserLimitValues | undefined) => !!v && (v.runningJobs > 0 || v.devices > 0 || v.cpus > 0 || v.memory > 0 || v.pendingJobs > 0);
+  const any = (v: UserLimitValues | undefined) => !!v && (v.runningJobs > 0 || v.devices > 0 || v.cpus > 0 || v.memory > 0);
   if (any(t.default)) return true;
   for (const v of t.users.values()) if (any(v)) return true;
   return false;
@@ -85,20 +90,26 @@ export function pendingLimitMessage(owner: string, pending: number, limit: numbe
   return `${owner} already has ${plural(pending, 'pending job')} (limit ${limit})`;
 }
 
-/** The limits as `xlurm status` lists them: dotted key → value, only those set (non-zero). */
+/**
+ * The limits as `xlurm status` lists them: dotted key → value; `default`'s
+ * that are set (non-zero), and a user's where they differ from `default`'s
+ * (0 shown: unlimited for that user alone).
+ */
 export function describeUserLimits(t: UserLimitTable | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!t) return out;
-  const add = (name: string, v: UserLimitValues) => {
+  const base: UserLimitValues = t.default ?? { runningJobs: 0, devices: 0, cpus: 0, memory: 0, pendingJobs: 0 };
+  const add = (name: string, v: UserLimitValues, b: UserLimitValues | null) => {
     const p = `limits.users.${name}.`;
-    if (v.runningJobs) out[`${p}running_jobs`] = String(v.runningJobs);
-    if (v.devices) out[`${p}devices`] = String(v.devices);
-    if (v.cpus) out[`${p}cpus`] = String(v.cpus);
-    if (v.memory) out[`${p}memory`] = formatSize(v.memory);
-    if (v.pendingJobs) out[`${p}pending_jobs`] = String(v.pendingJobs);
+    const show = (key: keyof UserLimitValues) => (b ? v[key] !== b[key] : v[key] !== 0);
+    if (show('runningJobs')) out[`${p}running_jobs`] = String(v.runningJobs);
+    if (show('devices')) out[`${p}devices`] = String(v.devices);
+    if (show('cpus')) out[`${p}cpus`] = String(v.cpus);
+    if (show('memory')) out[`${p}memory`] = v.memory ? formatSize(v.memory) : '0';
+    if (show('pendingJobs')) out[`${p}pending_jobs`] = String(v.pendingJobs);
   };
-  if (t.default) add('default', t.default);
-  for (const [name, v] of [...t.users].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) add(name, v);
+  if (t.default) add('default', t.default, null);
+  for (const [name, v] of [...t.users].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) add(name, v, base);
   return out;
 }
 
@@ -107,13 +118,23 @@ export interface UserLimitsFileTable {
   running_jobs?: number; devices?: number; cpus?: number; memory?: number | string; pending_jobs?: number;
 }
 
-/** The file's `[limits.users]` tables as settings; `sizeBytes` reads a size (protocol's, passed in to keep this pure). */
-export function userLimitsFromFile(users: Readonly<Record<string, UserLimitsFileTable>> | undefined, sizeBytes: (s: string) => number | null): UserLimitTable {
-  const t: { default?: UserLimitValues; users: Map<string, UserLimitValues> } = { users: new Map() };
-  for (const [name, f] of Object.entries(users ?? {})) {
-    const memory = typeof f.memory === 'string' ? sizeBytes(f.memory) ?? 0 : f.memory ?? 0;
-    const v: UserLimitValues = { runningJobs: f.running_jobs ?? 0, devices: f.devices ?? 0, cpus: f.cpus ?? 0, memory, pendingJobs: f.pending_jobs ?? 0 };
-    if (name === 'default') t.default = v; else t.users.set(name, v);
-  }
+/**
+ * The file's `[limits.users]` tables as settings; `sizeBytes` reads a size
+ * (protocol's, passed in to keep this pure). Each key of a user's table
+ * comes from that table, else from `default`, else from `builtIn`
+ * (docs/behaviour.md §28.2), so `default` is always there.
+ */
+export function userLimitsFromFile(
+  users: Readonly<Record<string, UserLimitsFileTable>> | undefined, sizeBytes: (s: string) => number | null,
+  builtIn: Readonly<UserLimitValues> = DEFAULT_USER_LIMITS,
+): UserLimitTable {
+  const over = (f: UserLimitsFileTable, base: Readonly<UserLimitValues>): UserLimitValues => ({
+    runningJobs: f.running_jobs ?? base.runningJobs, devices: f.devices ?? base.devices, cpus: f.cpus ?? base.cpus,
+    memory: f.memory === undefined ? base.memory : typeof f.memory === 'string' ? sizeBytes(f.memory) ?? 0 : f.memory,
+    pendingJobs: f.pending_jobs ?? base.pendingJobs,
+  });
+  const def = over(users?.default ?? {}, builtIn);
+  const t: { default: UserLimitValues; users: Map<string, UserLimitValues> } = { default: def, users: new Map() };
+  for (const [name, f] of Object.entries(users ?? {})) if (name !== 'default') t.users.set(name, over(f, def));
   return t;
 }

@@ -241,6 +241,37 @@ export const MIGRATIONS: readonly string[] = [
        VALUES ('user_device_seconds', NEW.owner_name, max(0, NEW.finished_at - NEW.started_at) * ifnull(NEW.device_weight, NEW.count))
        ON CONFLICT(name, label) DO UPDATE SET value = value + excluded.value;
    END;`,
+  // Bounded requests (docs/behaviour.md §28.2): an array's environment,
+  // script and arguments are kept once, in job_texts (JSON {env, script,
+  // command}), and its tasks refer to it by text_id; a task's spec then
+  // leaves those keys out (a sweep task keeps its own substituted command).
+  // Arrays stored before this step each kept a copy per task: they get
+  // their first task's environment and script as the shared text (every
+  // task of an array was given the same ones) and lose their copies;
+  // their commands stay in their rows. The last task of a text to go
+  // takes the text with it. The jobs-per-state total is kept for an
+  // array's later tasks by one statement per array (Store.insertArray),
+  // not by a trigger run per task: half the cost of inserting 10,000.
+  `CREATE TABLE job_texts (
+     id   INTEGER PRIMARY KEY,
+     text TEXT NOT NULL
+   );
+   ALTER TABLE jobs ADD COLUMN text_id INTEGER;
+   INSERT INTO job_texts (id, text)
+     SELECT array_id, json_object('env', json_extract(spec, '$.env'), 'script', json_extract(spec, '$.script'))
+       FROM jobs WHERE id IN (SELECT min(id) FROM jobs WHERE array_id IS NOT NULL GROUP BY array_id);
+   UPDATE jobs SET text_id = array_id, spec = json_remove(spec, '$.env', '$.script') WHERE array_id IS NOT NULL;
+   CREATE INDEX jobs_text ON jobs(text_id) WHERE text_id IS NOT NULL;
+   DROP TRIGGER jobs_metric_insert;
+   CREATE TRIGGER jobs_metric_insert AFTER INSERT ON jobs WHEN NEW.text_id IS NULL BEGIN
+     INSERT INTO metric_totals(name, label, value) VALUES ('jobs', NEW.state, 1)
+       ON CONFLICT(name, label) DO UPDATE SET value = value + 1;
+   END;
+   CREATE TRIGGER jobs_text_delete AFTER DELETE ON jobs
+     WHEN OLD.text_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs WHERE text_id = OLD.text_id)
+   BEGIN
+     DELETE FROM job_texts WHERE id = OLD.text_id;
+   END;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -30,6 +30,7 @@ interface Row {
   attempt: number; queued_at: number | null;
   array_id: number | null; array_task: string | null;
   priority: number; top: number;
+  text_id: number | null;
 }
 
 /** A job as the daemon keeps it: the wire Job (plus whatever bookkeeping the daemon alone needs). */
@@ -74,22 +75,76 @@ export function wireArray(a: ArrayRef | null | undefined): ArrayRef | null {
   return a ? { id: a.id, index: a.index, count: a.count } : null;
 }
 
-export function rowToJob(r: Row): StoredJob {
-  return {
+// --- An array's text, kept once (docs/behaviour.md §28.2) ---
+/** What job_texts holds: an array's environment, script and (absent for arrays stored before it) command. */
+export interface SharedText { env: Submission['env']; script: string | null; command?: string[] }
+
+/** Finds a text by id: one parse per text however many tasks refer to it. */
+export type TextLookup = (id: number) => SharedText;
+
+/**
+ * A task's row without what its array's text already holds: a key the
+ * task shares with the text (the very same object, or equal words) is
+ * left out, so a 1 MiB environment costs the store once per array.
+ */
+function taskSpecText(spec: Submission, text: SharedText): string {
+  const { env, script, command, ...rest } = spec;
+  const own: Partial<Submission> = rest;
+  if (env !== text.env) own.env = env;
+  if ((script ?? null) !== text.script) own.script = script ?? null;
+  if (!sameWords(command, text.command)) own.command = command;
+  return JSON.stringify(own);
+}
+
+function sameWords(a: readonly string[], b: readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (!b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A task's spec: its own keys, the rest from its array's text (the text's objects, shared, never copied). */
+function specOf(r: Row, texts?: TextLookup): Submission {
+  const spec = JSON.parse(r.spec) as Submission;
+  if (r.text_id === null || !texts) return spec;
+  const t = texts(r.text_id);
+  if (spec.env === undefined) spec.env = t.env;
+  if (spec.script === undefined) spec.script = t.script;
+  if (spec.command === undefined) spec.command = t.command ?? [];
+  return spec;
+}
+
+/**
+ * A job from its row. A pending job's reason comes from the scheduling pass
+ * (PendingJobs adds it as an accessor when it queues the job), never from
+ * disk: a pending job is made without one, since turning a data property
+ * into an accessor puts the object into dictionary mode (about 750 bytes
+ * more per job: 75 MiB for a queue of 100,000, docs/behaviour.md §28.2);
+ * adding the accessor to an object that lacks it keeps its shape shared.
+ * Readers take a missing reason as null.
+ */
+/** A job before PendingJobs has given it its reason. */
+type Unreasoned = Omit<StoredJob, 'reason'> & { reason?: StoredJob['reason'] };
+
+export function rowToJob(r: Row, texts?: TextLookup, owners?: Map<number, Owner>): StoredJob {
+  let o = owners?.get(r.owner_uid);
+  if (!o || o.gid !== r.owner_gid || o.name !== r.owner_name) { o = owner(r); owners?.set(r.owner_uid, o); }
+  const j: Unreasoned = {
     id: r.id,
-    owner: owner(r),
-    spec: JSON.parse(r.spec) as Submission,
+    owner: o,
+    spec: specOf(r, texts),
     state: r.state as JobState,
     devices: JSON.parse(r.devices) as Device[],
     submitted_at: r.submitted_at,
     started_at: r.started_at,
     result: outcome(r),
-    reason: null, // a pending job's comes from the scheduling pass (PendingJobs), never from disk
     array: membershipOf(r),
     attempt: r.attempt,
     ...(r.queued_at !== null ? { queued_at: r.queued_at } : {}),
     priority: r.priority, top: r.top,
   };
+  if (r.state !== 'PENDING') j.reason = null;
+  return j as StoredJob;
 }
 
 /** A row's nice (docs/behaviour.md §22.1), from its spec: only a job that was given one pays for the parse. */
@@ -127,7 +182,7 @@ function rowToSummary(r: Row): JobSummary {
 export function toWireJob(j: StoredJob): Job {
   return {
     id: j.id, owner: j.owner, spec: j.spec, state: j.state, devices: j.devices,
-    submitted_at: j.submitted_at, started_at: j.started_at, result: j.result, reason: j.reason,
+    submitted_at: j.submitted_at, started_at: j.started_at, result: j.result, reason: j.reason ?? null,
     queue_timeout: j.spec.queue_timeout ?? null,
     cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0, array: wireArray(j.array),
     attempt: j.attempt ?? 1, dependency: j.spec.dependency ?? null, begin_at: j.spec.begin_at ?? null,
@@ -140,7 +195,7 @@ export function toSummary(j: Job): JobSummary {
   const base = { id: j.id, owner: j.owner, name: j.spec.name, state: j.state, count: j.spec.count };
   const tail = {
     kind: j.spec.kind ?? null, devices: j.devices, submitted_at: j.submitted_at,
-    started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null, reason: j.reason,
+    started_at: j.started_at, finished_at: j.result ? j.result.finished_at : null, reason: j.reason ?? null,
     cpus: j.spec.cpus ?? 0, mem: j.spec.mem ?? 0, array: wireArray(j.array),
     priority: j.priority ?? 0, nice: j.spec.nice ?? 0, share: j.spec.share ?? null,
   };
@@ -235,6 +290,11 @@ export class Store {
       remove: db.prepare('DELETE FROM jobs WHERE id = ?'),
       counts: db.prepare('SELECT state, count(*) AS n FROM jobs GROUP BY state'),
       running: db.prepare(`SELECT id FROM jobs WHERE state = 'RUNNING' ORDER BY id`),
+      text: db.prepare('SELECT text FROM job_texts WHERE id = ?'),
+      insertText: db.prepare('INSERT INTO job_texts (text) VALUES (?)'),
+      // Which of env, script and command a row keeps itself (NULL: from its text).
+      ownKeys: db.prepare(`SELECT text_id, json_type(spec, '$.env') AS env, json_type(spec, '$.script') AS script,
+                           json_type(spec, '$.command') AS command FROM jobs WHERE id = ?`),
     };
   }
 
@@ -407,13 +467,13 @@ export class Store {
   }
 
   /** Insert a PENDING job (durable once durable() resolves); returns it with its new id. */
-  insert(o: Owner, spec: Submission, now: number): StoredJob {
+  insert(o: Owner, spec: Submission, now: number, specText = JSON.stringify(spec)): StoredJob {
     let id: number;
     try {
       const info = this.write(() => this.stmts.insert.run({
         uid: o.uid, gid: o.gid, oname: o.name, name: spec.name, count: spec.count,
         kind: spec.kind ?? null, device_ids: spec.device_ids ? JSON.stringify(spec.device_ids) : null,
-        spec: JSON.stringify(spec), now, cpus: spec.cpus ?? 0, mem: spec.mem ?? 0,
+        spec: specText, now, cpus: spec.cpus ?? 0, mem: spec.mem ?? 0,
       }));
       id = Number(info.lastInsertRowid);
     } catch (e) {
@@ -422,16 +482,58 @@ export class Store {
       }
       throw storageError(e);
     }
-    return { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, reason: null, attempt: 1 };
+    // No reason property: PendingJobs adds its accessor when it queues the job (see rowToJob).
+    const j: Unreasoned = { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, attempt: 1 };
+    return j as StoredJob;
   }
 
   get(id: number): StoredJob | undefined {
     const r = this.stmts.get.get(id) as Row | undefined;
-    return r ? rowToJob(r) : undefined;
+    return r ? rowToJob(r, (t) => this.textOf(t)) : undefined;
   }
 
-  /** PENDING and RUNNING jobs in id order. */
-  active(): StoredJob[] { return (this.stmts.active.all() as Row[]).map(rowToJob); }
+  /**
+   * PENDING and RUNNING jobs in id order. Each array's text is read and
+   * parsed once, and all its tasks share that one object: a queue of
+   * 100,000 tasks costs memory by its rows, not by their text
+   * (docs/behaviour.md §28.2).
+   */
+  active(): StoredJob[] {
+    const texts = new Map<number, SharedText>();
+    const lookup: TextLookup = (id) => {
+      let t = texts.get(id);
+      if (!t) texts.set(id, t = this.textOf(id));
+      return t;
+    };
+    const owners = new Map<number, Owner>(); // one owner object per user, shared by their jobs
+    const out: StoredJob[] = [];
+    for (const r of this.stmts.active.iterate() as IterableIterator<Row>) out.push(rowToJob(r, lookup, owners));
+    return out;
+  }
+
+  /** An array's text (docs/behaviour.md §28.2); a missing one (never expected) reads as empty, so the job still loads. */
+  private textOf(id: number): SharedText {
+    const r = this.stmts.text.get(id) as { text: string } | undefined;
+    if (!r) return { env: {}, script: null };
+    const t = JSON.parse(r.text) as SharedText;
+    return { env: t.env ?? {}, script: t.script ?? null, ...(t.command ? { command: t.command } : {}) };
+  }
+
+  /**
+   * What an active job's row keeps of a changed spec: all of it, or, for a
+   * task of an array, only the keys it does not take from the array's text
+   * (hold, release, update never change those: its text stays as it is).
+   */
+  private storedSpec(id: number, spec: Submission): string {
+    const k = this.stmts.ownKeys.get(id) as { text_id: number | null; env: string | null; script: string | null; command: string | null } | undefined;
+    if (!k || k.text_id === null) return JSON.stringify(spec);
+    const { env, script, command, ...rest } = spec;
+    const own: Partial<Submission> = rest;
+    if (k.env !== null) own.env = env;
+    if (k.script !== null) own.script = script;
+    if (k.command !== null) own.command = command;
+    return JSON.stringify(own);
+  }
 
   /** Newest `limit` jobs of any state, in ascending id order. */
   recentSummaries(limit: number): JobSummary[] {
@@ -458,7 +560,7 @@ export class Store {
   /** A pending job's order keys: admin priority, `xlurm top`'s number, and its spec (nice); in the open transaction. */
   setOrderKeys(id: number, priority: number, top: number, spec: Submission): void {
     try {
-      this.write(() => this.db.prepare(`UPDATE jobs SET priority = ?, top = ?, spec = ? WHERE id = ?`).run(priority, top, JSON.stringify(spec), id));
+      this.write(() => this.db.prepare(`UPDATE jobs SET priority = ?, top = ?, spec = ? WHERE id = ?`).run(priority, top, this.storedSpec(id, spec), id));
     } catch (e) { throw storageError(e); }
   }
 
@@ -536,7 +638,7 @@ export class Store {
   updateSpec(id: number, spec: Submission, queuedAt?: number): void {
     try {
       this.write(() => {
-        if (this.wf.spec.run(JSON.stringify(spec), spec.name, id).changes !== 1) throw new Error(`job ${id} is not active`);
+        if (this.wf.spec.run(this.storedSpec(id, spec), spec.name, id).changes !== 1) throw new Error(`job ${id} is not active`);
         if (queuedAt !== undefined) this.wf.queuedAt.run(queuedAt, id);
       });
     } catch (e) { throw storageError(e); }
@@ -551,22 +653,29 @@ export class Store {
   }
 
   // --- Arrays (docs/behaviour.md §23.2) ---
-  private arrayStmts: { member: Database.Statement; tasks: Database.Statement; task: Database.Statement } | undefined;
+  private arrayStmts: { member: Database.Statement; task: Database.Statement; counted: Database.Statement; tasks: Database.Statement; taskOf: Database.Statement } | undefined;
   private get arr() {
     return this.arrayStmts ??= {
-      member: this.db.prepare('UPDATE jobs SET array_id = ?, array_task = ? WHERE id = ?'),
+      counted: this.db.prepare(`INSERT INTO metric_totals(name, label, value) VALUES ('jobs', 'PENDING', ?)
+                                ON CONFLICT(name, label) DO UPDATE SET value = value + excluded.value`),
+      member: this.db.prepare('UPDATE jobs SET array_id = ?, array_task = ?, text_id = ? WHERE id = ?'),
+      task: this.db.prepare(`INSERT INTO jobs (owner_uid, owner_gid, owner_name, name, count, kind, device_ids, spec, state, submitted_at, cpus, mem,
+                                               array_id, array_task, text_id)
+                             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?)`),
       // Tasks have consecutive ids from the array's: a range of the primary key, never a scan.
       tasks: this.db.prepare('SELECT * FROM jobs WHERE id >= @id AND id < @id + @n AND array_id = @id ORDER BY id'),
-      task: this.db.prepare(`SELECT * FROM jobs WHERE id >= @id AND id < @id + @n AND array_id = @id
-                             AND json_extract(array_task, '$.index') = @index`),
+      taskOf: this.db.prepare(`SELECT * FROM jobs WHERE id >= @id AND id < @id + @n AND array_id = @id
+                               AND json_extract(array_task, '$.index') = @index`),
     };
   }
 
   /**
    * Insert every task of an array PENDING in the open transaction, as one
    * unit (a savepoint: all of them or, on any error, none), with
-   * consecutive ids; the array's id is the first task's. Each row is the
-   * plain insert's, then its membership.
+   * consecutive ids; the array's id is the first task's. The first task's
+   * environment, script and command are written once, as the array's text
+   * (docs/behaviour.md §28.2); each row is the plain insert's less what it
+   * shares with that text, then its membership.
    */
   insertArray(o: Owner, specs: readonly Submission[], members: ReadonlyArray<Omit<ArrayMembership, 'id'>>, now: number): StoredJob[] {
     const jobs: StoredJob[] = [];
@@ -575,15 +684,32 @@ export class Store {
     } catch (e) { throw storageError(e); }
     try {
       let first = 0;
+      const head = specs[0]!;
+      const text: SharedText = { env: head.env, script: head.script ?? null, command: head.command };
+      const textId = Number(this.stmts.insertText.run(JSON.stringify(text)).lastInsertRowid);
       for (let i = 0; i < specs.length; i++) {
-        const j = this.insert(o, specs[i]!, now);
-        if (i === 0) first = j.id;
-        else if (j.id !== first + i) throw new Error('array ids are not consecutive');
+        const spec = specs[i]!;
         const m = members[i]!;
-        this.arr.member.run(first, JSON.stringify(m), j.id);
+        let j: StoredJob;
+        if (i === 0) {
+          j = this.insert(o, spec, now, taskSpecText(spec, text));
+          first = j.id;
+          this.arr.member.run(first, JSON.stringify(m), textId, j.id);
+        } else {
+          // One statement per later task, its membership in it (the array's id is known now): half the work of insert + update.
+          const id = Number(this.arr.task.run(
+            o.uid, o.gid, o.name, spec.name, spec.count, spec.kind ?? null, spec.device_ids ? JSON.stringify(spec.device_ids) : null,
+            taskSpecText(spec, text), now, spec.cpus ?? 0, spec.mem ?? 0, first, JSON.stringify(m), textId,
+          ).lastInsertRowid);
+          if (id !== first + i) throw new Error('array ids are not consecutive');
+          const u: Unreasoned = { id, owner: o, spec, state: 'PENDING', devices: [], submitted_at: now, started_at: null, result: null, attempt: 1 };
+          j = u as StoredJob;
+        }
         j.array = { id: first, ...m };
         jobs.push(j);
       }
+      // The later tasks' count (schema.ts: its trigger skips rows inserted with a text).
+      if (specs.length > 1) this.arr.counted.run(specs.length - 1);
       this.db.exec('RELEASE xlurm_array');
     } catch (e) {
       try { if (this.db.inTransaction) { this.db.exec('ROLLBACK TO xlurm_array'); this.db.exec('RELEASE xlurm_array'); } } catch { /* rolled back whole */ }
@@ -594,7 +720,7 @@ export class Store {
 
   /** Summaries of array `id`'s tasks (`count` of them at most), or of its task of index `index`, in id order. */
   arraySummaries(id: number, count: number, index?: number): JobSummary[] {
-    const rows = (index === undefined ? this.arr.tasks.all({ id, n: count }) : this.arr.task.all({ id, n: count, index })) as Row[];
+    const rows = (index === undefined ? this.arr.tasks.all({ id, n: count }) : this.arr.taskOf.all({ id, n: count, index })) as Row[];
     return rows.map(rowToSummary);
   }
 

@@ -15,7 +15,7 @@ t.test('no file: the defaults, and the options given at start', async (t) => {
   const tc = await makeCore(t, { maxRunning: 3 });
   t.same(view(config(ctxOf(tc.core, aliceCaller), {})), {
     file: path.join(tc.dir, 'no-such.toml'), found: false, from_flags: ['daemon.backend', 'daemon.max_running'],
-    config: { daemon: { backend: 'none', max_running: 3, retention: '7d', exclude_device_ids: [] }, limits: { kill_grace: '1s' }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
+    config: { daemon: { backend: 'none', max_running: 3, retention: '7d', exclude_device_ids: [] }, limits: { kill_grace: '1s', max_array_tasks: 10000, max_request_bytes: '3M', users: { 'default.pending_jobs': 10000 } }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
   });
 });
 
@@ -27,7 +27,7 @@ t.test('from a file: its values, in their written form; a copy of the exclusion 
   const v = view(config(ctxOf(tc.core, bobCaller), {}));
   t.same(v, {
     file, found: true, from_flags: [],
-    config: { daemon: { backend: 'none', max_running: 5, retention: '90s', exclude_device_ids: [3, 1] }, limits: { kill_grace: '1s' }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
+    config: { daemon: { backend: 'none', max_running: 5, retention: '90s', exclude_device_ids: [3, 1] }, limits: { kill_grace: '1s', max_array_tasks: 10000, max_request_bytes: '3M', users: { 'default.pending_jobs': 10000 } }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
   }, 'any user; nothing set by an option');
   v.config.daemon.exclude_device_ids.push(0);
   t.same(tc.core.cfg.excludeIds, [3, 1], "the reply is not the daemon's own list");

@@ -71,7 +71,7 @@ t.test('options given at start still win after a reload', async (t) => {
   const view = config(ctx(tc, aliceCaller), {}) as Exclude<ReturnType<typeof config>, Promise<unknown> | { stream: unknown }>;
   t.same(view, {
     file: tc.file, found: true, from_flags: ['daemon.backend', 'daemon.max_running'],
-    config: { daemon: { backend: 'none', max_running: 7, retention: '2h', exclude_device_ids: [] }, limits: { kill_grace: '1s' }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
+    config: { daemon: { backend: 'none', max_running: 7, retention: '2h', exclude_device_ids: [] }, limits: { kill_grace: '1s', max_array_tasks: 10000, max_request_bytes: '3M', users: { 'default.pending_jobs': 10000 } }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
   }, 'config show: any user');
 });
 

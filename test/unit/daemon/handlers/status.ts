@@ -25,5 +25,7 @@ t.test('the policy in force: greedy by default, the limits that are set', async 
   t.equal(p.scheduler, 'greedy');
   t.equal(p.fair_share, true, 'fair share is on by default (docs/behaviour.md §22.2)');
   t.type(p.group_affinity, 'string');
-  for (const v of Object.values(p.limits)) t.match(v, /^\d+[smhd]?$|^[\d=,]+$/);
+  for (const v of Object.values(p.limits)) t.match(v, /^\d+(\.\d)?[smhdKMGT]?$|^[\d=,]+$/);
+  // Bounded requests (docs/behaviour.md §28.2): the defaults are shown like the other limits.
+  t.match(p.limits, { 'limits.max_array_tasks': '10000', 'limits.max_request_bytes': '3M', 'limits.users.default.pending_jobs': '10000' });
 });

@@ -1,6 +1,11 @@
 // handlers/submit.ts: who may submit, the checks (codes and messages are the contract), the reply.
 import t from 'tap';
 import * as os from 'node:os';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadDaemonConfig } from '../../../../packages/daemon/src/config/daemon';
+import { parseDaemonArgs } from '../../../../packages/daemon/src/config/args';
+import { requestBytes } from '../../../../packages/daemon/src/config/request-limits';
 import type { Submission } from '@xlurm/protocol';
 import { submit } from '../../../../packages/daemon/src/handlers/submit';
 import type { Caller } from '../../../../packages/daemon/src/core';
@@ -61,4 +66,59 @@ t.test('refused submissions: each check with its code and message, nothing store
   t.same(tc.core.summaries(), [], 'nothing stored');
   const script = await submit(ctxOf(tc.core, me), spec({ command: [], script: 'echo hi\n' }));
   t.equal(script.spec.script, 'echo hi\n', 'a script needs no command');
+});
+
+// --- Bounded requests (docs/behaviour.md §28.2) ---
+const nobody: Caller = { uid: 65534, gid: 65534, pid: 1 };
+const rootOnly = me.uid !== 0 && 'needs a root daemon (a caller other than root)';
+const storedJobs = (tc: { store: { counts(): Record<string, number> } }) => Object.values(tc.store.counts()).reduce((a, b) => a + b, 0);
+
+t.test('§28.2 max_request_bytes: environment, script and arguments together; INVALID_REQUEST, nothing stored', async (t) => {
+  const tc = await makeCore(t, { devices: 1 });
+  const M = 1024 * 1024;
+  const big = spec({ env: { BIG: 'x'.repeat(Math.round(3.2 * M) - 4) } }); // 'BIG=' + value: 3.2M
+  t.throws(() => submit(ctxOf(tc.core, me), big), { code: 'INVALID_REQUEST', message: 'request too large: 3.2M (limit max_request_bytes 3M)' });
+  const parts = spec({ env: { A: 'a'.repeat(M) }, script: 's'.repeat(M), command: ['c'.repeat(M), 'd'.repeat(M)] });
+  t.throws(() => submit(ctxOf(tc.core, me), parts), { code: 'INVALID_REQUEST', message: /^request too large: 4M \(limit max_request_bytes 3M\)$/ }, 'the three together');
+  t.equal(storedJobs(tc), 0, 'nothing stored');
+  await submit(ctxOf(tc.core, me), spec({ env: { A: 'a'.repeat(3 * M - 2 - requestBytes(spec({ env: {} }))) } }));
+  t.equal(storedJobs(tc), 1, 'exactly the limit is accepted');
+  const file = path.join(tc.dir, 'xlurm.toml');
+  fs.writeFileSync(file, '[daemon]\nbackend = "none"\n[limits]\nmax_request_bytes = "1K"\n');
+  tc.core.applyConfig(loadDaemonConfig(parseDaemonArgs([]), { file, named: true }));
+  t.throws(() => submit(ctxOf(tc.core, me), spec({ command: ['x'.repeat(1025)] })), { code: 'INVALID_REQUEST', message: 'request too large: 1K (limit max_request_bytes 1K)' });
+  fs.writeFileSync(file, '[daemon]\nbackend = "none"\n[limits]\nmax_request_bytes = 0\n');
+  tc.core.applyConfig(loadDaemonConfig(parseDaemonArgs([]), { file, named: true }));
+  await submit(ctxOf(tc.core, me), big);
+  t.equal(storedJobs(tc), 2, '0: no limit but the frame');
+});
+
+t.test('§28.2 max_array_tasks: --array and --param products beyond it are refused whole, nothing stored', async (t) => {
+  const tc = await makeCore(t, { devices: 1 });
+  const message = 'an array may have at most 10000 tasks (limit max_array_tasks)';
+  t.throws(() => submit(ctxOf(tc.core, me), spec({ array: '0-10000' })), { code: 'INVALID_REQUEST', message });
+  const values = (n: number) => Array.from({ length: n }, (_, i) => String(i));
+  t.throws(() => submit(ctxOf(tc.core, me), spec({ params: [{ name: 'a', values: values(100) }, { name: 'b', values: values(101) }] })), { code: 'INVALID_REQUEST', message }, 'a sweep of 100 x 101');
+  t.equal(storedJobs(tc), 0);
+  const file = path.join(tc.dir, 'xlurm.toml');
+  fs.writeFileSync(file, '[daemon]\nbackend = "none"\n[limits]\nmax_array_tasks = 5\n');
+  tc.core.applyConfig(loadDaemonConfig(parseDaemonArgs([]), { file, named: true }));
+  t.throws(() => submit(ctxOf(tc.core, me), spec({ array: '0-5' })), { code: 'INVALID_REQUEST', message: 'an array may have at most 5 tasks (limit max_array_tasks)' });
+  await submit(ctxOf(tc.core, me), spec({ array: '0-4' }));
+  t.equal(storedJobs(tc), 5);
+  fs.writeFileSync(file, '[daemon]\nbackend = "none"\n[limits]\nmax_array_tasks = 0\n');
+  tc.core.applyConfig(loadDaemonConfig(parseDaemonArgs([]), { file, named: true }));
+  t.throws(() => submit(ctxOf(tc.core, me), spec({ array: '0-100000' })), { code: 'INVALID_ARGUMENT', message: 'array of 100001 tasks: at most 100000 tasks per array' }, "0: the protocol's own cap");
+});
+
+t.test('§28.2 pending_jobs defaults to 10000: an array that would cross it is refused whole; root is exempt', { skip: rootOnly }, async (t) => {
+  const tc = await makeCore(t, { devices: 1, euid: 0 });
+  await submit(ctxOf(tc.core, nobody), spec({ hold: true }));
+  t.throws(() => submit(ctxOf(tc.core, nobody), spec({ array: '0-9999', hold: true })), { code: 'USER_LIMIT', message: 'nobody already has 1 pending job (limit 10000)' });
+  t.equal(storedJobs(tc), 1, 'none of its tasks stored');
+  await submit(ctxOf(tc.core, nobody), spec({ array: '0-9998', hold: true }));
+  t.equal(storedJobs(tc), 10000, 'up to the limit is accepted');
+  t.throws(() => submit(ctxOf(tc.core, nobody), spec({ hold: true })), { code: 'USER_LIMIT' });
+  await submit(ctxOf(tc.core, me), spec({ array: '0-9', hold: true }));
+  t.equal(storedJobs(tc), 10010, 'root is exempt');
 });

@@ -11,19 +11,29 @@ import { loadDaemonConfig } from '../../../../packages/daemon/src/config/daemon'
 import { parseDaemonArgs } from '../../../../packages/daemon/src/config/args';
 
 const G = 1024 ** 3;
-const table = userLimitsFromFile({ default: { running_jobs: 2, memory: '64G' }, alice: { devices: 4, cpus: 32 } }, sizeBytes);
+const table = userLimitsFromFile({ default: { running_jobs: 2, memory: '64G' }, alice: { devices: 4, cpus: 32, running_jobs: 0 } }, sizeBytes);
 const job = (id: number, owner: string, count: number, extra: Partial<PendingJob> = {}): PendingJob =>
   ({ id, owner, uid: owner === 'root' ? 0 : 1000, count, kind: null, timeLimit: null, ...extra });
 
-t.test('a user\'s own table replaces default as a whole; root has none; 0 is unlimited', async (t) => {
-  t.same(limitsOf(table, 'alice', 1000), { runningJobs: 0, devices: 4, cpus: 32, memory: 0, pendingJobs: 0 });
-  t.same(limitsOf(table, 'bob', 1001), { runningJobs: 2, devices: 0, cpus: 0, memory: 64 * G, pendingJobs: 0 });
+t.test('a user\'s own table replaces default key by key (§28.2), a key in neither has its built-in default; root has none; 0 is unlimited', async (t) => {
+  t.same(limitsOf(table, 'alice', 1000), { runningJobs: 0, devices: 4, cpus: 32, memory: 64 * G, pendingJobs: 10000 });
+  t.same(limitsOf(table, 'bob', 1001), { runningJobs: 2, devices: 0, cpus: 0, memory: 64 * G, pendingJobs: 10000 });
   t.equal(limitsOf(table, 'root', 0), undefined);
   t.ok(hasUserLimits(table));
-  t.notOk(hasUserLimits(userLimitsFromFile({ default: { devices: 0 } }, sizeBytes)));
+  t.notOk(hasUserLimits(userLimitsFromFile({ default: { devices: 0 } }, sizeBytes)), 'pending_jobs alone needs no holdings in the pass');
   t.same(describeUserLimits(table), {
-    'limits.users.default.running_jobs': '2', 'limits.users.default.memory': '64G',
-    'limits.users.alice.devices': '4', 'limits.users.alice.cpus': '32',
+    'limits.users.default.running_jobs': '2', 'limits.users.default.memory': '64G', 'limits.users.default.pending_jobs': '10000',
+    'limits.users.alice.running_jobs': '0', 'limits.users.alice.devices': '4', 'limits.users.alice.cpus': '32',
+  });
+  // Precedence of pending_jobs: the user's own, else default's, else 10000; 0 in the user's table: unlimited for them alone.
+  const p = userLimitsFromFile({ default: { pending_jobs: 50 }, carol: { pending_jobs: 0 }, dave: { running_jobs: 1 } }, sizeBytes);
+  t.equal(limitsOf(p, 'carol', 1002)!.pendingJobs, 0);
+  t.equal(limitsOf(p, 'dave', 1003)!.pendingJobs, 50, "dave's table sets no pending_jobs: default's");
+  t.equal(limitsOf(p, 'erin', 1004)!.pendingJobs, 50);
+  t.equal(limitsOf(userLimitsFromFile(undefined, sizeBytes), 'erin', 1004)!.pendingJobs, 10000, 'no table at all: the built-in 10000');
+  t.equal(limitsOf(userLimitsFromFile({ dave: { devices: 2 } }, sizeBytes), 'dave', 1003)!.pendingJobs, 10000);
+  t.same(describeUserLimits(p), {
+    'limits.users.default.pending_jobs': '50', 'limits.users.carol.pending_jobs': '0', 'limits.users.dave.running_jobs': '1',
   });
 });
 
@@ -71,6 +81,6 @@ t.test('the configuration file: [limits.users.*] checked key by key, with its li
   const c = loadDaemonConfig(parseDaemonArgs([]), { file: good, named: true });
   t.equal(c.fairShare, false);
   t.equal(c.fairShareHalfLife, 86400);
-  t.same(limitsOf(c.userLimits, 'bob', 1001), { runningJobs: 0, devices: 0, cpus: 0, memory: 64 * G, pendingJobs: 0 });
-  t.same(limitsOf(c.userLimits, 'alice', 1000), { runningJobs: 0, devices: 8, cpus: 0, memory: 0, pendingJobs: 0 });
+  t.same(limitsOf(c.userLimits, 'bob', 1001), { runningJobs: 0, devices: 0, cpus: 0, memory: 64 * G, pendingJobs: 10000 });
+  t.same(limitsOf(c.userLimits, 'alice', 1000), { runningJobs: 0, devices: 8, cpus: 0, memory: 64 * G, pendingJobs: 10000 }, "alice's memory: default's (§28.2)");
 });

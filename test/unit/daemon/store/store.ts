@@ -187,3 +187,45 @@ t.test('an array: consecutive ids in one unit, its membership back after a reope
   t.equal(s.recentSummaries(1)[0]!.id, a + n - 1, 'nothing of the failed array is left');
   s.close();
 });
+
+t.test('an array keeps its environment, script and command once (§28.2); hold/update keep them out of the rows', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xl-store-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'x.db');
+  let s = new Store(file);
+  const env = { BIG: 'e'.repeat(1 << 20) };
+  const base = { ...spec, env, script: 's'.repeat(1000), command: ['a', 'b'] };
+  const n = 500;
+  const specs = Array.from({ length: n }, (_, i) => ({ ...base, name: `big[${i}]`, command: i === 7 ? ['a', 'x7'] : base.command }));
+  const members = specs.map((_, i) => ({ index: i, count: n, min: 0, max: n - 1, throttle: null, params: null }));
+  const jobs = s.insertArray(owner, specs, members, 2);
+  s.commit();
+  const total = (s.db.prepare('SELECT total(length(spec)) AS n FROM jobs').get() as { n: number }).n;
+  const texts = (s.db.prepare('SELECT count(*) AS c, total(length(text)) AS n FROM job_texts').get() as { c: number; n: number });
+  t.equal(texts.c, 1, 'one text row');
+  t.ok(texts.n > 1 << 20 && texts.n < (1 << 20) + 5000, `the text is one copy (${texts.n} bytes)`);
+  t.ok(total < n * 1000, `the ${n} rows hold no copy (${total} bytes in all)`);
+  const pendingTotal = (s.db.prepare(`SELECT value FROM metric_totals WHERE name = 'jobs' AND label = 'PENDING'`).get() as { value: number }).value;
+  t.equal(pendingTotal, n, 'the jobs-per-state total counts every task (one statement for the later ones)');
+  const a = jobs[0]!.id;
+  // A hold (a changed spec) of a task keeps the row small.
+  s.updateSpec(a + 3, { ...jobs[3]!.spec, hold: true });
+  s.setOrderKeys(a + 4, 5, 1, { ...jobs[4]!.spec, nice: 3 });
+  s.commit();
+  const row3 = (s.db.prepare('SELECT length(spec) AS n FROM jobs WHERE id = ?').get(a + 3) as { n: number }).n;
+  t.ok(row3 < 1000, `an updated task's row stays small (${row3})`);
+  s.close();
+  s = new Store(file);
+  const active = s.active();
+  t.equal(active.length, n);
+  t.equal(active[0]!.spec.env, active[n - 1]!.spec.env, 'loaded tasks share one environment object');
+  t.same(active[0]!.spec.env, env);
+  t.equal(active[1]!.spec.script, base.script);
+  t.same(active[1]!.spec.command, ['a', 'b']);
+  t.same(active[7]!.spec.command, ['a', 'x7'], "a task's own words are its own");
+  t.equal(active[3]!.spec.hold, true);
+  t.same(active[3]!.spec.env, env, 'a held task still has its environment');
+  t.equal(active[4]!.spec.nice, 3);
+  t.equal(s.get(a + 9)!.spec.script, base.script);
+  s.close();
+});
