@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import type { Options } from 'yargs';
 import type { JobSummary, Submission } from '@xlurm/protocol';
-import { arraySubmissions, expandArray, parseParam, parseParamCsv } from '@xlurm/protocol';
+import { arraySubmissions, expandArray, parseArraySpec, parseParam, parseParamCsv } from '@xlurm/protocol';
 import { jobId, many, present, single } from './argv';
 import { engine } from './engine';
 import { CliError, UsageError, osErrorText } from './errors';
@@ -23,7 +23,7 @@ export const ARRAY_OPTIONS: Readonly<Record<string, Options>> = {
 export function arrayFields(args: Record<string, unknown>, read: (file: string) => string = readCsv): Pick<Submission, 'array' | 'params' | 'param_rows'> {
   const out: Pick<Submission, 'array' | 'params' | 'param_rows'> = {};
   const spec = single(args.array, '--array <SPEC>');
-  if (spec !== undefined) out.array = present(spec, '--array <SPEC>');
+  if (spec !== undefined) out.array = checkArraySpec(present(spec, '--array <SPEC>'));
   const params = many(args.param);
   if (params.length) {
     out.params = params.map((p) => {
@@ -39,6 +39,17 @@ export function arrayFields(args: Record<string, unknown>, read: (file: string) 
     out.param_rows = r;
   }
   return out;
+}
+
+/**
+ * `--array`'s form is checked here, as every option's is: a spec that is no
+ * spec is a usage error (exit 2) with protocol's words. How many tasks it
+ * makes is the daemon's limit (extensions 28.2), refused as a submission is.
+ */
+function checkArraySpec(text: string): string {
+  const r = parseArraySpec(text);
+  if ('code' in r && r.message.startsWith('invalid array ')) throw new UsageError(r.message);
+  return text;
 }
 
 function readCsv(file: string): string {

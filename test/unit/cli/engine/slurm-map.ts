@@ -5,7 +5,7 @@ import type { Submission } from '@xlurm/protocol';
 import type { ClusterConfig } from '../../../../packages/cli/src/engine/cluster';
 import { SUBMIT_OPTIONS } from '../../../../packages/cli/src/submit';
 import {
-  allocated, exitStatus, indexList, mapState, requested, slurmBegin, slurmOptions, slurmTime, summaryOf,
+  allocated, exitStatus, indexList, mapState, requested, slurmBegin, slurmOptions, slurmTime, slurmWrap, summaryOf,
 } from '../../../../packages/cli/src/engine/slurm-map';
 
 const cluster: ClusterConfig = { engine: 'slurm', partition: '', gres: { nvidia: 'gpu', ascend: 'npu' }, file: 'f' };
@@ -46,4 +46,11 @@ t.test('exit statuses, GRES records', async (t) => {
   const row = summaryOf({ job_id: 7, name: 'n', user_id: 0, user_name: 'root', group_id: 0, job_state: 'PENDING', state_reason: 'JobHeldUser',
     submit_time: 100, start_time: 0, end_time: 0, tres_per_node: 'gres:npu:1', cpus: 1, memory_per_node: 2 }, cluster);
   t.match(row, { id: 7, state: 'PENDING', count: 1, kind: 'ascend', started_at: null, finished_at: null, reason: { code: 'Held' }, mem: 2 * 1024 * 1024 });
+});
+
+t.test('xbatch --wrap runs under bash on Slurm too (extensions 28.11)', async (t) => {
+  t.equal(slurmWrap(['bash', '-c', 'echo "$BASH_VERSION"; [[ -n x ]]']), `--wrap=bash -c 'echo "$BASH_VERSION"; [[ -n x ]]'`);
+  t.equal(slurmWrap(['bash', '-c', "it's"]), `--wrap=bash -c 'it'\\''s'`);
+  t.equal(slurmWrap(['bash', '-c', 'true']), '--wrap=bash -c true');
+  t.same(slurmOptions(sub(), ctx({ hold: [true, false] }), cluster).includes('--hold'), false, 'the last of a repeated switch counts');
 });
