@@ -97,3 +97,16 @@ t.test('only the administrator may reload', async (t) => {
   t.throws(() => reload(ctx(tc, aliceCaller), {}), { code: 'NOT_ADMIN', message: 'only the administrator may reload the configuration' });
   t.same(reload(ctx(tc, rootCaller), {}), { file: tc.file, changed: [] });
 });
+
+t.test('a changed [sharing] is listed, not "nothing changed"', async (t) => {
+  const tc = await coreWithFile(t, '[sharing]\nenabled = false\n');
+  fs.writeFileSync(tc.file, '[sharing]\nenabled = true\n');
+  t.same(reloadConfig(tc.core).changed, ['sharing.enabled']);
+  t.match(tc.logs.at(-1), `configuration reloaded from ${tc.file}; changed sharing.enabled`);
+  fs.writeFileSync(tc.file, '[sharing]\nenabled = true\n[sharing.nvidia]\nlibrary = "/opt/hami/libvgpu.so"\n');
+  t.same(reloadConfig(tc.core).changed, ['sharing.nvidia'], 'a vendor table that came');
+  t.same(reloadConfig(tc.core).changed, [], 'the same file again');
+  t.match(tc.logs.at(-1), '; nothing changed');
+  fs.writeFileSync(tc.file, '');
+  t.same(reloadConfig(tc.core).changed, ['sharing.enabled', 'sharing.nvidia'], 'the table removed');
+});
