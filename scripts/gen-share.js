@@ -82,6 +82,7 @@ const JOB_EXIT = [
   ['70', 'stopped by the low\\-memory guard (OUT_OF_MEMORY)'],
   ['75', 'could not start now: not started within \\-\\-timeout (EXPIRED), or \\-\\-immediate and the devices are not free at once'],
   ['69', '\\-\\-immediate and the request can never fit on this host'],
+  ['125', "the job's supervisor was gone before the command could start"],
 ];
 
 const PROSE = {

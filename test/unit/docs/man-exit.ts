@@ -20,13 +20,13 @@ function statuses(prog: string): string[] {
 }
 
 t.test('xrun: the job statuses, 75 and 69 of --immediate and --timeout, 70 of the memory guard', async (t) => {
-  t.same(statuses('xrun'), ['0-255', '128+N', '130', '124', '70', '75', '69', '1', '2']);
+  t.same(statuses('xrun'), ['0-255', '128+N', '130', '124', '70', '75', '69', '125', '1', '2']);
 });
 
 t.test('xqueue --wait/--follow end with the job statuses; the others with 0, 1, 2', async (t) => {
   t.same(statuses('xqueue'), ['0', 'job', '1', '2']);
   const page = fs.readFileSync(path.join(out, 'man', 'man1', 'xqueue.1'), 'utf8');
-  t.match(page, /0\\-255, 128\+N, 130, 124, 70, 75, 69/);
+  t.match(page, /0\\-255, 128\+N, 130, 124, 70, 75, 69, 125/);
   for (const prog of ['xbatch', 'xcancel', 'xinfo']) t.same(statuses(prog), ['0', '1', '2'], prog);
   t.same(statuses('xlurm'), ['0', '1', '2', 'other']);
 });
