@@ -2,6 +2,7 @@ import t from 'tap';
 import {
   flag, jobId, many, noExtra, parseArgv, parseIdList, parseUnsigned, present, single,
 } from '../../../packages/cli/src/argv';
+import { allCommands } from '../../../packages/cli/src/commands';
 
 t.test('unsigned numbers follow Rust u64::from_str', async (t) => {
   t.equal(parseUnsigned('0', '-g'), 0);
@@ -115,4 +116,21 @@ t.test('the end of the options', async (t) => {
 t.test('numbers say what is allowed', async (t) => {
   t.throws(() => parseUnsigned('11', '--retry <N>', 10), { message: "invalid value '11' for '--retry <N>': at most 10" });
   t.throws(() => parseUnsigned('-1', '--gpus <N>'), { message: "invalid value '-1' for '--gpus <N>': must be a whole number of 0 or more" });
+});
+
+t.test('every command and subcommand parses by the same rules', async (t) => {
+  for (const cmd of allCommands()) {
+    for (const [key, o] of Object.entries(cmd.options)) {
+      const name = `--${key}`;
+      if (o.type === 'boolean') {
+        const a = parseArgv(cmd, [name, 'true']);
+        t.equal(a[key], true, `${cmd.command} ${name}`);
+        t.same(a._, ['true'], `${cmd.command} ${name} true: the word is not its value`);
+      } else {
+        t.throws(() => parseArgv(cmd, [name, '--help']), { name: 'UsageError', message: `option ${name} needs a value` }, `${cmd.command} ${name} --help`);
+        t.throws(() => parseArgv(cmd, [name]), { message: `option ${name} needs a value` }, `${cmd.command} ${name} last`);
+        t.same(many(parseArgv(cmd, [`${name}=-v`])[key]), ['-v'], `${cmd.command} ${name}=-v`);
+      }
+    }
+  }
 });
