@@ -35,6 +35,7 @@ t.test('switches and values as a new user types them', async (t) => {
     [['-g', '-1', '--wrap', 'true'], "invalid value '-1' for '--gpus <N>': must be a whole number of 0 or more"],
     [['-g', '0', '--hold=maybe', '--wrap', 'true'], "invalid value 'maybe' for '--hold': use true, false, yes, no, 1 or 0"],
     [['-g', '0', '--array', '5-1', '--wrap', 'true'], "invalid array '5-1': use indices like 0-99, 1,3,5 or 0-99:10, optionally followed by %N (at most N running at once)"],
+    [['-g', '0', '--array', '%2', '--wrap', 'true'], '--array %N needs --param or --param-file (or give indices: --array 0-9%N)'],
   ] as Array<[string[], string]>) {
     const r = await d.run('xbatch', argv, { cwd: dir });
     t.equal(r.code, 2, `xbatch ${argv.join(' ')}`);
