@@ -73,8 +73,8 @@ export function parseArgv(cmd: Pick<XCommand, 'options' | 'haltAtNonOption'>, ar
       out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
     }
   };
-  /** The value of a value-taking option typed as `shown`: inline, else the next word. */
   let i = 0;
+  /** The value of a value-taking option typed as `shown`: inline, else the next word if it is no option. */
   const valueOf = (shown: string, inline: string | undefined): string => {
     if (inline !== undefined) return inline;
     const next = argv[i + 1];
