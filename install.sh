@@ -238,10 +238,10 @@ uninstall() {
     if [ -e "$home/xlurm.db" ] || [ -e "$home/daemon.lock" ] || [ -d "$home/jobs" ]; then
       [ "$home" != / ] && rm -rf "$home"
     fi
-    made=()
-    [ -f "$ENV_FILE" ] && read -r -a made <<<"$(sed -n "s|^$MADE_MARK||p" "$ENV_FILE" | head -n 1)"
+    local settings_made=()
+    [ -f "$ENV_FILE" ] && read -r -a settings_made <<<"$(sed -n "s|^$MADE_MARK||p" "$ENV_FILE" | head -n 1)"
     rm -f "$ENV_FILE" "$CONFIG_FILE"
-    remove_made "${made[@]}"
+    remove_made "${made[@]}" "${settings_made[@]}"
     echo "Removed xlurm from $PREFIX, its state directory $home and its settings $ENV_FILE and $CONFIG_FILE"
   else
     echo "Removed xlurm from $PREFIX; kept the state directory $home and the settings $ENV_FILE and $CONFIG_FILE (--purge removes them)"
@@ -355,7 +355,8 @@ fi
 if [ -e "$CONFIG_FILE" ]; then
   config_note="kept"
 else
-  mkdir -p "$(dirname "$CONFIG_FILE")"
+  # Beside a settings file made in this run its directory is recorded there; else here.
+  if [ "$env_note" = created ]; then mkdir -p "$(dirname "$CONFIG_FILE")"; else make_dirs "$(dirname "$CONFIG_FILE")"; fi
   sed -e "s|@ENV_FILE@|$ENV_FILE|" packaging/xlurm.toml > "$CONFIG_FILE.new.$$"
   chmod 0644 "$CONFIG_FILE.new.$$"
   mv "$CONFIG_FILE.new.$$" "$CONFIG_FILE"
