@@ -24,7 +24,9 @@
 # --uninstall stops the daemon (running jobs finish on their own) and removes
 # the programs, unit, completions and man pages; the state directory, the
 # settings file and the configuration file stay unless --purge (refused while
-# a job is running).
+# a job is running). Each removes the directories install.sh made once they
+# are empty (--purge those of the settings too), never a directory that was
+# there before nor anything it did not install.
 #
 # Environment: PREFIX, XLURM_HOME (state directory written into a new settings
 # file), XLURM_ENV_FILE, XLURM_CONFIG (same as --config; a path other than
@@ -119,6 +121,36 @@ PROGRAMS=(xlurm xrun xbatch xqueue xcancel xinfo)
 
 ctl() { node "$src/packaging/daemon-ctl.js" "$@"; }
 
+# Directories this script creates (never one that existed) are recorded, so that
+# --uninstall removes them again once empty, and only them: those of PREFIX in
+# $releases/.made-dirs, those of the settings and configuration files in a
+# `#xlurm-install-made-dirs:` line of the settings file it creates (they stay
+# with the settings until --purge).
+MADE_MARK='#xlurm-install-made-dirs:'
+missing_dirs() { # missing_dirs DIR...: DIR and its ancestors that do not exist, outermost first
+  local d p out=()
+  for d in "$@"; do
+    p=$d
+    while [ ! -e "$p" ]; do out=("$p" "${out[@]}"); p=$(dirname "$p"); done
+  done
+  [ ${#out[@]} = 0 ] || printf '%s\n' "${out[@]}"
+}
+# make_dirs DIR...: mkdir -p, recording in $releases/.made-dirs (absolute) what it made.
+make_dirs() {
+  local new d
+  new=$(missing_dirs "$@")
+  mkdir -p "$@"
+  [ -n "$new" ] || return 0
+  while read -r d; do (cd "$d" && pwd); done <<<"$new" >>"$releases/.made-dirs"
+}
+# remove_made DIR...: remove each that is empty, deepest first (rmdir never removes content).
+remove_made() {
+  local d
+  printf '%s\n' "$@" | awk 'NF { print length, $0 }' | sort -rn | cut -d' ' -f2- | while read -r d; do
+    rmdir -- "$d" 2>/dev/null || true
+  done
+}
+
 # The daemon's state directory: what the settings file says (the unit reads
 # it), else XLURM_HOME, else the default.
 state_home() {
@@ -198,12 +230,18 @@ uninstall() {
     rm -f "$PREFIX/share/man/man1/$b.1" "$PREFIX/share/bash-completion/completions/$b"
   done
   rm -f "$PREFIX/share/zsh/site-functions/_xlurm"
+  local made=()
+  [ -f "$releases/.made-dirs" ] && mapfile -t made <"$releases/.made-dirs"
   rm -rf "$link" "$releases"
+  remove_made "${made[@]}"
   if [ "$PURGE" = 1 ]; then
     if [ -e "$home/xlurm.db" ] || [ -e "$home/daemon.lock" ] || [ -d "$home/jobs" ]; then
       [ "$home" != / ] && rm -rf "$home"
     fi
+    local settings_made=()
+    [ -f "$ENV_FILE" ] && read -r -a settings_made <<<"$(sed -n "s|^$MADE_MARK||p" "$ENV_FILE" | head -n 1)"
     rm -f "$ENV_FILE" "$CONFIG_FILE"
+    remove_made "${made[@]}" "${settings_made[@]}"
     echo "Removed xlurm from $PREFIX, its state directory $home and its settings $ENV_FILE and $CONFIG_FILE"
   else
     echo "Removed xlurm from $PREFIX; kept the state directory $home and the settings $ENV_FILE and $CONFIG_FILE (--purge removes them)"
@@ -231,7 +269,9 @@ fi
 need npm "npm (to list the runtime dependencies)"
 version=$(node -p 'require("./package.json").version')
 
+new_prefix_dirs=$(missing_dirs "$releases" "$PREFIX/bin")
 mkdir -p "$releases" "$PREFIX/bin"
+[ -z "$new_prefix_dirs" ] || while read -r d; do (cd "$d" && pwd); done <<<"$new_prefix_dirs" >>"$releases/.made-dirs"
 PREFIX=$(cd "$PREFIX" && pwd)
 lib="$PREFIX/lib" releases="$PREFIX/lib/xlurm-releases" link="$PREFIX/lib/xlurm"
 # Held until install.sh exits; every daemon start closes it (9>&-) so that
@@ -298,9 +338,14 @@ else
   # Another configuration file than the daemon's default is named for it.
   config_line="#XLURM_CONFIG=$DEFAULT_CONFIG"
   [ "$CONFIG_FILE" = "$DEFAULT_CONFIG" ] || config_line="XLURM_CONFIG=$CONFIG_FILE"
+  # The directories made for this file and the configuration file (a configuration
+  # file that exists already has its directory).
+  settings_dirs=$(missing_dirs "$(dirname "$ENV_FILE")"; [ -e "$CONFIG_FILE" ] || missing_dirs "$(dirname "$CONFIG_FILE")")
   mkdir -p "$(dirname "$ENV_FILE")"
-  sed -e "s|@XLURM_HOME@|$new_home|" -e "s|@XLURM_DAEMON_OPTS@|$opts|" -e "s|^#XLURM_CONFIG=$DEFAULT_CONFIG\$|$config_line|" \
-    packaging/xlurm.default > "$ENV_FILE.new.$$"
+  { sed -e "s|@XLURM_HOME@|$new_home|" -e "s|@XLURM_DAEMON_OPTS@|$opts|" -e "s|^#XLURM_CONFIG=$DEFAULT_CONFIG\$|$config_line|" \
+      packaging/xlurm.default
+    [ -z "$settings_dirs" ] || printf '\n# Made by install.sh; --uninstall --purge removes them once empty.\n%s %s\n' "$MADE_MARK" "$(sort -u <<<"$settings_dirs" | tr '\n' ' ' | sed 's/ $//')"
+  } > "$ENV_FILE.new.$$"
   chmod 0644 "$ENV_FILE.new.$$"
   mv "$ENV_FILE.new.$$" "$ENV_FILE"
   env_note="created"
@@ -310,7 +355,8 @@ fi
 if [ -e "$CONFIG_FILE" ]; then
   config_note="kept"
 else
-  mkdir -p "$(dirname "$CONFIG_FILE")"
+  # Beside a settings file made in this run its directory is recorded there; else here.
+  if [ "$env_note" = created ]; then mkdir -p "$(dirname "$CONFIG_FILE")"; else make_dirs "$(dirname "$CONFIG_FILE")"; fi
   sed -e "s|@ENV_FILE@|$ENV_FILE|" packaging/xlurm.toml > "$CONFIG_FILE.new.$$"
   chmod 0644 "$CONFIG_FILE.new.$$"
   mv "$CONFIG_FILE.new.$$" "$CONFIG_FILE"
@@ -329,7 +375,7 @@ for b in "${PROGRAMS[@]}"; do
   ln -sfn "../lib/xlurm/packages/cli/bin/$b" "$PREFIX/bin/$b"
 done
 share="$link/share"
-mkdir -p "$PREFIX/share/man/man1" "$PREFIX/share/bash-completion/completions" "$PREFIX/share/zsh/site-functions"
+make_dirs "$PREFIX/share/man/man1" "$PREFIX/share/bash-completion/completions" "$PREFIX/share/zsh/site-functions"
 cp "$share"/man/man1/*.1 "$PREFIX/share/man/man1/"
 cp -P "$share"/bash-completion/completions/* "$PREFIX/share/bash-completion/completions/"
 cp "$share/zsh/site-functions/_xlurm" "$PREFIX/share/zsh/site-functions/"
@@ -337,7 +383,7 @@ echo "Installed xlurm $version into $PREFIX (commands in $PREFIX/bin); settings 
 echo "Configuration file $CONFIG_FILE ($config_note): check a change with xlurm config check, apply it with xlurm reload"
 
 if [ "$USE_SYSTEMD" = 1 ]; then
-  mkdir -p "$UNIT_DIR"
+  make_dirs "$UNIT_DIR"
   cp "$share/systemd/xlurm.service" "$UNIT_DIR/xlurm.service.new.$$"
   mv "$UNIT_DIR/xlurm.service.new.$$" "$UNIT_DIR/xlurm.service"
   systemctl daemon-reload

@@ -73,6 +73,18 @@ const byName = (n) => COMMANDS.find((c) => c.name === n);
 // Man pages. Options and synopses come from the model; the prose below adds
 // what `--help` has no room for (examples, exit status, files).
 
+/** How a job's end reads as an exit status (docs/behaviour.md §2.3, §20.3, §20.5, §21.6, §24.7). */
+const JOB_EXIT = [
+  ['0\\-255', "the job's own exit status"],
+  ['128+N', 'the job was killed by signal N (137: also when the kernel killed it for exceeding its memory limit)'],
+  ['130', 'cancelled (Ctrl\\-C, xcancel, SIGTERM)'],
+  ['124', 'the time limit (\\-t) was reached'],
+  ['70', 'stopped by the low\\-memory guard (OUT_OF_MEMORY)'],
+  ['75', 'could not start now: not started within \\-\\-timeout (EXPIRED), or \\-\\-immediate and the devices are not free at once'],
+  ['69', '\\-\\-immediate and the request can never fit on this host'],
+  ['125', "the job's supervisor was gone before the command could start"],
+];
+
 const PROSE = {
   xlurm: {
     description: [
@@ -83,6 +95,7 @@ const PROSE = {
       ['0', 'success'],
       ['1', 'the daemon refused the request, or the daemon could not be reached (the message says which)'],
       ['2', 'invalid command line (usage error)'],
+      ['other', 'xlurm run, and xlurm queue with \\-\\-wait or \\-\\-follow, exit as xrun(1) and xqueue(1) do'],
     ],
     examples: [
       ['sudo systemctl restart xlurm', 'restart the daemon under systemd; running jobs continue and are adopted'],
@@ -137,10 +150,7 @@ const PROSE = {
       'Ctrl\\-C (SIGINT) or SIGTERM cancels the job: a pending job is dropped, a running one gets SIGTERM and, one second later, SIGKILL; xrun then exits 130.',
     ],
     exit: [
-      ['0\\-255', "the job's own exit status"],
-      ['128+N', 'the job was killed by signal N'],
-      ['130', 'cancelled (Ctrl\\-C, xcancel, SIGTERM)'],
-      ['124', 'the time limit (\\-t) was reached'],
+      ...JOB_EXIT,
       ['1', 'the command could not be executed, or the daemon refused the job'],
       ['2', 'invalid command line'],
     ],
@@ -166,7 +176,12 @@ const PROSE = {
       'STATE is PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEDOUT (TIMED_OUT in JSON) or EXPIRED (not started within its --timeout, or not at once under --immediate).',
       'Why a job waits: the details of a pending job end with "Reason: CODE: MESSAGE", and \\-\\-long adds a REASON column (the code for pending jobs, \\- otherwise) before NAME. The codes are listed in the user guide.',
     ],
-    exit: [['0', 'success'], ['1', 'job not found, permission denied, or no daemon'], ['2', 'invalid command line']],
+    exit: [
+      ['0', 'success'],
+      ['job', "with \\-\\-follow: the job's exit status; with \\-\\-wait: that of the first job whose status is not 0, else 0 (the statuses of xrun(1): " + JOB_EXIT.map(([s]) => s).join(', ') + ')'],
+      ['1', 'job not found, permission denied, or no daemon'],
+      ['2', 'invalid command line'],
+    ],
     examples: [
       ['xqueue \\-l', 'the queue with the reason each pending job waits'],
       ['xqueue \\-\\-json', 'the queue as JSON, for scripts'],

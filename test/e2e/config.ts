@@ -63,7 +63,7 @@ t.test('config check: ok, every problem with its line, a syntax error, missing f
     `xlurm: ${bad}:4: daemon.admin_password: looks like a credential; the configuration is shown to every user (xlurm config show), so keep secrets out of it`,
     // [federation] is a table this version does not have; [cluster] is known (client mode,
     // docs/behaviour.md §27.1), so only its unknown key is reported.
-    `xlurm: ${bad}:6: federation: unknown key (known tables: ${TABLES})`,
+    `xlurm: ${bad}:6: federation: unknown table (known tables: ${TABLES})`,
     `xlurm: ${bad}:10: cluster.mode: unknown key (known keys of [cluster]: engine, partition, gres)`,
     '',
   ].join('\n'));
@@ -88,12 +88,17 @@ t.test('config check: ok, every problem with its line, a syntax error, missing f
 t.test('a daemon reading its file: show, reload live, refused reloads change nothing, SIGHUP', async (t) => {
   const d = await fileDaemon(t, '[daemon]\nbackend = "none"\nmax_running = 1\n');
   let v = await show(d);
-  t.same(v, {
+  // Every table is shown; those the file lacks with their defaults.
+  const { accounting, resources, sharing, ...fromFile } = v.config;
+  t.same({ ...v, config: fromFile }, {
     file: d.file, found: true, from_flags: [],
     config: { daemon: { backend: 'none', max_running: 1, retention: '7d', exclude_device_ids: [] }, limits: { kill_grace: '1s', max_array_tasks: 10000, max_request_bytes: '3M', users: { 'default.pending_jobs': 10000 } }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
   });
+  t.same([accounting, sharing], [{ sample_interval: '30s', retention: '90d', metrics_file: '' }, { enabled: false }]);
+  t.match(resources, { cpus: 'all', swap: false });
   const text = await d.run('xlurm', ['config', 'show']);
-  t.equal(text.stdout, `# ${d.file}\n[daemon]\nbackend = "none"\nmax_running = 1\nretention = "7d"\nexclude_device_ids = []\n[limits]\nkill_grace = "1s"\nmax_array_tasks = 10000\nmax_request_bytes = "3M"\nusers.default.pending_jobs = 10000\n[devices]\ngroup_affinity = "prefer"\n[scheduler]\nmode = "greedy"\nreserve_min_devices = 2\nfair_share = true\nfair_share_half_life = "7d"\n`);
+  t.ok(text.stdout.startsWith(`# ${d.file}\n[daemon]\nbackend = "none"\nmax_running = 1\nretention = "7d"\nexclude_device_ids = []\n[limits]\nkill_grace = "1s"\nmax_array_tasks = 10000\nmax_request_bytes = "3M"\nusers.default.pending_jobs = 10000\n[devices]\ngroup_affinity = "prefer"\n[scheduler]\nmode = "greedy"\nreserve_min_devices = 2\nfair_share = true\nfair_share_half_life = "7d"\n[accounting]\nsample_interval = "30s"\nretention = "90d"\nmetrics_file = ""\n[resources]\ncpus = "all"\n`), text.stdout);
+  t.match(text.stdout, /\n\[sharing\]\nenabled = false\n/, 'a table the file lacks, with its defaults');
   let r = await d.run('xlurm', ['config', 'check']);
   t.same([r.code, r.stdout], [0, `${d.file}: ok\n`], 'no FILE: the running daemon\'s file');
 

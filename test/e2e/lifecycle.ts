@@ -1,7 +1,8 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Daemon, startDaemon, tempHome } from '../helpers/daemon';
+import * as os from 'node:os';
+import { Daemon, runProcess, startDaemon, tempHome } from '../helpers/daemon';
 import { pidAlive, waitFor } from '../helpers/wait';
 
 /** Background daemon through `xlurm start`; stopped (or killed) at teardown. */
@@ -67,7 +68,7 @@ t.test('start twice, stop, restart refused while jobs run, clean rules', async (
   t.equal(r.stdout, 'Removed 0 job log(s); daemon.log was already absent.\n');
   r = await d.run('xqueue', []);
   t.equal(r.code, 1);
-  t.match(r.stderr, /^xlurm: xlurm is not running; ask the administrator to run `sudo xlurm start`: /);
+  t.match(r.stderr, process.geteuid!() === 0 ? /^xlurm: xlurm is not running; start it with `xlurm start`: / : /^xlurm: xlurm is not running; ask the administrator to run `sudo xlurm start`: /);
 });
 
 t.test('a second foreground daemon on the same home refuses to start', async (t) => {
@@ -158,4 +159,22 @@ t.test('ids increase across restarts and retention cleanup; retention removes ol
   await d.waitState(second, 'RUNNING');
   t.ok((await d.jobs()).some((j) => j.id === second), 'running jobs are never expired');
   await d.run('xcancel', [String(second)]);
+});
+
+t.test('a daemon started from a niced shell runs itself and its jobs at nice 0', { skip: process.getuid!() !== 0 && 'needs root (only root may lower a nice value)' }, async (t) => {
+  const d = new Daemon(t, tempHome(t), {});
+  t.teardown(async () => {
+    const st = await d.request('status', {}).catch(() => null) as any;
+    await d.run('xlurm', ['stop']);
+    if (st?.ok) await waitFor(() => !pidAlive(st.result.pid), { what: 'daemon exit' });
+  });
+  // As an installer's `nice -n 7 ./install.sh --start` would run it.
+  const r = await runProcess('nice', ['-n', '7', '/usr/bin/env', '-u', 'NODE_OPTIONS', process.execPath, path.join(d.cliBin, 'xlurm'), 'start', '--backend', 'none'], { env: d.env });
+  t.equal(r.code, 0, r.stderr);
+  const st = await d.request('status', {}) as { result: { pid: number } };
+  t.equal(os.getPriority(st.result.pid), 0, 'the daemon');
+  const job = await d.run('xrun', ['-g', '0', 'nice']);
+  t.same([job.code, job.stdout], [0, '0\n'], 'a job without --nice');
+  const queued = await d.run('xrun', ['-g', '0', '--nice', '5', 'nice']);
+  t.same([queued.code, queued.stdout], [0, '0\n'], '--nice is a queue priority, not the process nice');
 });

@@ -109,7 +109,7 @@ t.test('the server ends when the client closes its stdin; a stopped daemon is a 
   await d.stop();
   const r = await mcp.call('queue');
   t.equal(r.isError, true);
-  t.match(r.text, /^xlurm is not running; ask the administrator to run `sudo xlurm start`: /);
+  t.match(r.text, /^xlurm is not running; (ask the administrator to run `sudo xlurm start`|start it with `xlurm start`): /);
   await mcp.client.close();
 
   // Its stdin at its end (here /dev/null): the server exits by itself, status 0.

@@ -192,6 +192,8 @@ t.test('--uninstall stops the daemon and removes the programs; state, settings a
   const pid = (await status()).pid;
   const jobC = await batch(waitMarker(markers.c));
   await waitFor(async () => (await stateOf(jobC)) === 'RUNNING', { what: 'job C running' });
+  // The administrator's own file in a directory install.sh made: it and its directory stay.
+  fs.writeFileSync(path.join(prefix, 'bin', 'local-tool'), '#!/bin/sh\n');
   const r = await install(['--uninstall', '--no-systemd']);
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, `kept the state directory ${home} and the settings ${envFile}`);
@@ -204,6 +206,9 @@ t.test('--uninstall stops the daemon and removes the programs; state, settings a
   t.notOk(fs.existsSync(path.join(prefix, 'share', 'zsh', 'site-functions', '_xlurm')));
   t.notOk(fs.existsSync(link));
   t.notOk(fs.existsSync(path.join(prefix, 'lib', 'xlurm-releases')));
+  t.notOk(fs.existsSync(path.join(prefix, 'lib')), 'the directories it made, once empty');
+  t.notOk(fs.existsSync(path.join(prefix, 'share')));
+  t.ok(fs.existsSync(path.join(prefix, 'bin', 'local-tool')), 'nothing it did not install');
   t.ok(fs.existsSync(path.join(home, 'xlurm.db')), 'the queue stays');
   t.ok(fs.existsSync(envFile), 'the settings stay');
   t.ok(fs.existsSync(configFile), 'the configuration file stays');
@@ -226,4 +231,9 @@ t.test('--purge also removes the state directory and the settings', async (t) =>
   t.notOk(fs.existsSync(home));
   t.notOk(fs.existsSync(envFile));
   t.notOk(fs.existsSync(configFile));
+  t.notOk(fs.existsSync(path.join(dir, 'etc')), 'the directories it made for the settings');
+  t.same(fs.readdirSync(prefix), ['bin'], 'of PREFIX only what holds the administrator\'s own file');
+  t.same(fs.readdirSync(path.join(prefix, 'bin')), ['local-tool']);
+  t.ok(fs.existsSync(dir), 'nor a directory it did not make');
+  fs.rmSync(path.join(prefix, 'bin', 'local-tool'));
 });

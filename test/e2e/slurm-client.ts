@@ -66,6 +66,13 @@ t.test('the user commands on a Slurm cluster', async (t) => {
     t.equal((await s.run('xqueue', [String(id), '--log'])).stdout, `bar baz|${work}\n`);
   });
 
+  t.test('--wrap is bash -c, as on this host (extensions 28.11)', async (t) => {
+    // sh (dash) has neither [[ ]] nor BASH_VERSION: this prints only under bash.
+    const id = await batch(['-g', '0', '--wrap', '[[ -n "$BASH_VERSION" ]] && echo bash']);
+    await s.waitState(id, ['COMPLETED']);
+    t.equal((await s.run('xqueue', [String(id), '--log'])).stdout, 'bash\n');
+  });
+
   t.test('FAILED with the exit code; CANCELLED by xcancel', async (t) => {
     const failed = await batch(['-g', '0', '--wrap', 'exit 3']);
     const sleeper = await batch(['-g', '0', '--wrap', 'sleep 300']);

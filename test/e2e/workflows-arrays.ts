@@ -181,8 +181,8 @@ t.test('arrays', async (t) => {
     t.equal(big.code, 1);
     t.equal(big.stderr, 'xlurm: array of 100001 tasks: at most 100000 tasks per array\n');
     const bad = await d.run('xbatch', ['-g', '0', '--array', '5-1', '--wrap', 'true']);
-    t.equal(bad.code, 1);
-    t.match(bad.stderr, /^xlurm: invalid array '5-1': /);
+    t.equal(bad.code, 2, 'a bad --array is a usage error, as every bad option is');
+    t.match(bad.stderr, /^error: invalid array '5-1': /);
     // The daemon refuses with the same words when a client does not check.
     const raw = await d.request('submit', { command: ['true'], cwd: dir, env: {}, name: 'x', count: 0, array: '0-100000' }) as { ok: boolean; error: { code: string; message: string } };
     t.equal(raw.ok, false);

@@ -4,11 +4,20 @@
  * strictly, positionals are never coerced, and `help` as a positional word is
  * just a word.
  *
- * Parsing uses yargs' own parser (yargs-parser, with yargs' configuration
- * keys such as `halt-at-non-option`) driven by each command's yargs option
- * definitions, plus an unknown-option check (yargs' strictOptions). The full
- * yargs, whose loading costs more than everything else a client does, is
- * loaded only to render `--help` from the same definitions.
+ * This is the ONE place where words become options and values
+ * (docs/behaviour.md §2.1, extensions 28.9), driven by each command's yargs
+ * option definitions:
+ * - a switch (a boolean option) never takes the next word: `--hold false.sh`
+ *   is the switch and the script. It takes a value only as `--switch=VALUE`
+ *   (true, false, yes, no, 1 or 0);
+ * - an option that takes a value takes the next word unless that word is an
+ *   option (`--wrap --nice 5`, `-g` last: `option --wrap needs a value`);
+ *   a value that begins with `-` is given as `--option=-value` (a negative
+ *   number such as `-1` is a value, so that its range can be reported);
+ * - `--` ends the options; for xrun and xbatch (haltAtNonOption) so does the
+ *   first word that is not an option: it and every later word are the job's.
+ * The full yargs, whose loading costs more than everything else a client
+ * does, is loaded only to render `--help` from the same definitions.
  */
 import type { Options } from 'yargs';
 import type { Args, XCommand } from './command';
@@ -22,62 +31,87 @@ export const COMMON_OPTIONS: Readonly<Record<string, Options>> = {
   version: { alias: 'V', type: 'boolean', describe: 'Print version' },
 };
 
-interface DetailedResult { argv: Record<string, unknown> & { _: unknown[] }; error: Error | null }
-type DetailedParser = (args: string[], opts: object) => DetailedResult;
-
-let parser: DetailedParser | undefined;
-
-/**
- * yargs-parser, the version yargs 17 itself uses (a direct dependency so the
- * bundle, scripts/bundle-cli.js, carries it: no package lookup at start-up).
- */
-function yargsParser(): DetailedParser {
-  parser ??= (require('yargs-parser') as { detailed: DetailedParser }).detailed;
-  return parser;
-}
-
-export function parserConfiguration(haltAtNonOption: boolean): Record<string, boolean> {
-  return {
-    'halt-at-non-option': haltAtNonOption,
-    'unknown-options-as-args': false,
-    'parse-positional-numbers': false,
-    'parse-numbers': false,
-    'boolean-negation': false,
-    'camel-case-expansion': false,
-    'dot-notation': false,
-    'short-option-groups': true,
-    'populate--': false,
-    'duplicate-arguments-array': true,
-    'greedy-arrays': false,
-    'strip-aliased': false,
-  };
-}
-
 const aliasesOf = (o: Options): string[] => (o.alias === undefined ? [] : typeof o.alias === 'string' ? [o.alias] : [...o.alias]);
 
 /** `foo` → `--foo`, `x` → `-x`. */
 const optionName = (key: string) => (key.length === 1 ? `-${key}` : `--${key}`);
 
+/** One option: the keys it sets in Args (its name and aliases) and whether it is a switch. */
+interface OptionSpec { keys: string[]; isSwitch: boolean }
+
+/** The words a switch's `=VALUE` may be (extensions 28.9). */
+const SWITCH_VALUES: Readonly<Record<string, boolean>> = { true: true, yes: true, 1: true, false: false, no: false, 0: false };
+
+/** A negative number is a word, not an option (`xlurm priority 3 -5`, `-g -1`). */
+const NEGATIVE_NUMBER = /^-[0-9]/;
+
+/** Does the word look like an option (so it is never taken as another option's value)? */
+function isOptionWord(word: string): boolean {
+  return word.startsWith('-') && word !== '-' && !NEGATIVE_NUMBER.test(word);
+}
+
+function switchValue(text: string, shown: string): boolean {
+  const v = SWITCH_VALUES[text];
+  if (v === undefined) throw new UsageError(`invalid value '${text}' for '${shown}': use true, false, yes, no, 1 or 0`);
+  return v;
+}
+
 /** Parse with the command's options; unknown options are usage errors. */
 export function parseArgv(cmd: Pick<XCommand, 'options' | 'haltAtNonOption'>, argv: readonly string[]): Args {
   const all = { ...cmd.options, ...COMMON_OPTIONS };
-  const alias: Record<string, string[]> = {};
-  const string: string[] = [];
-  const boolean: string[] = [];
-  const known = new Set<string>(['_', '--']);
+  const byName = new Map<string, OptionSpec>();
   for (const [key, o] of Object.entries(all)) {
-    alias[key] = aliasesOf(o);
-    (o.type === 'boolean' ? boolean : string).push(key);
-    known.add(key);
-    for (const a of alias[key]!) known.add(a);
+    const spec: OptionSpec = { keys: [key, ...aliasesOf(o)], isSwitch: o.type === 'boolean' };
+    for (const k of spec.keys) byName.set(optionName(k), spec);
   }
-  const result = yargsParser()([...argv], { alias, string, boolean, configuration: parserConfiguration(!!cmd.haltAtNonOption) });
-  if (result.error) throw new UsageError(result.error.message);
-  const parsed = result.argv;
-  for (const key of Object.keys(parsed)) {
-    if (!known.has(key)) throw new UsageError(`unexpected argument '${optionName(key)}' found`);
+  const out: Record<string, unknown> = {};
+  const positionals: string[] = [];
+  // A repeated option gives an array of its values, in order (single() refuses it where once is the rule).
+  const set = (spec: OptionSpec, v: string | boolean) => {
+    for (const k of spec.keys) {
+      const prev = out[k];
+      out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    }
+  };
+  let i = 0;
+  /** The value of a value-taking option typed as `shown`: inline, else the next word if it is no option. */
+  const valueOf = (shown: string, inline: string | undefined): string => {
+    if (inline !== undefined) return inline;
+    const next = argv[i + 1];
+    if (next === undefined || isOptionWord(next)) throw new UsageError(`option ${shown} needs a value`);
+    i++;
+    return next;
+  };
+  for (; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === '--') { positionals.push(...argv.slice(i + 1)); break; }
+    if (!isOptionWord(word)) {
+      if (cmd.haltAtNonOption) { positionals.push(...argv.slice(i)); break; }
+      positionals.push(word);
+      continue;
+    }
+    if (word.startsWith('--')) {
+      const eq = word.indexOf('=');
+      const shown = eq < 0 ? word : word.slice(0, eq);
+      const inline = eq < 0 ? undefined : word.slice(eq + 1);
+      const spec = shown.length > 3 ? byName.get(shown) : undefined;
+      if (!spec) throw new UsageError(`unexpected argument '${shown}' found`);
+      set(spec, spec.isSwitch ? (inline === undefined ? true : switchValue(inline, shown)) : valueOf(shown, inline));
+      continue;
+    }
+    // A group of short options (`-hV`); the first that takes a value takes the rest of the
+    // word (`-g0`, `-g=0`) or else the next word.
+    for (let j = 1; j < word.length; j++) {
+      const shown = `-${word[j]}`;
+      const spec = byName.get(shown);
+      if (!spec) throw new UsageError(`unexpected argument '${shown}' found`);
+      if (spec.isSwitch) { set(spec, true); continue; }
+      const rest = word.slice(j + 1);
+      set(spec, valueOf(shown, rest === '' ? undefined : rest.startsWith('=') ? rest.slice(1) : rest));
+      break;
+    }
   }
-  return { ...parsed, _: parsed._.map(String), $0: '' } as Args;
+  return { ...out, _: positionals, $0: '' } as Args;
 }
 
 /** Help text rendered by yargs from the command's definitions. */
@@ -125,13 +159,18 @@ export function many(v: unknown): string[] {
 
 export const U32_MAX = 0xffffffff;
 
-/** Rust's `u64::from_str` rules and messages, bounded by `max` (≤ 2^53 − 1). */
+/**
+ * A whole number of 0 or more, at most `max` (≤ 2^53 − 1), in Rust's
+ * `u64::from_str` forms (digits, an optional `+`). The refusal says what is
+ * allowed (docs/errors.md "Usage errors"):
+ * `invalid value '-1' for '--gpus <N>': must be a whole number of 0 or more`,
+ * `invalid value '11' for '--retry <N>': at most 10`.
+ */
 export function parseUnsigned(text: string, display: string, max: number = Number.MAX_SAFE_INTEGER): number {
   const digits = text.startsWith('+') ? text.slice(1) : text;
   let reason: string | undefined;
-  if (text === '') reason = 'cannot parse integer from empty string';
-  else if (!/^[0-9]+$/.test(digits)) reason = 'invalid digit found in string';
-  else if (digits.replace(/^0+/, '').length > 16 || Number(digits) > max) reason = 'number too large to fit in target type';
+  if (!/^[0-9]+$/.test(digits)) reason = 'must be a whole number of 0 or more';
+  else if (digits.replace(/^0+/, '').length > 16 || Number(digits) > max) reason = `at most ${max}`;
   if (reason) throw new UsageError(`invalid value '${text}' for '${display}': ${reason}`);
   return Number(digits);
 }

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import type { Options } from 'yargs';
 import type { JobSummary, Submission } from '@xlurm/protocol';
-import { arraySubmissions, expandArray, parseParam, parseParamCsv } from '@xlurm/protocol';
+import { arraySubmissions, expandArray, isArraySubmission, parseArraySpec, parseParam, parseParamCsv } from '@xlurm/protocol';
 import { jobId, many, present, single } from './argv';
 import { engine } from './engine';
 import { CliError, UsageError, osErrorText } from './errors';
@@ -23,7 +23,7 @@ export const ARRAY_OPTIONS: Readonly<Record<string, Options>> = {
 export function arrayFields(args: Record<string, unknown>, read: (file: string) => string = readCsv): Pick<Submission, 'array' | 'params' | 'param_rows'> {
   const out: Pick<Submission, 'array' | 'params' | 'param_rows'> = {};
   const spec = single(args.array, '--array <SPEC>');
-  if (spec !== undefined) out.array = present(spec, '--array <SPEC>');
+  if (spec !== undefined) out.array = checkArraySpec(present(spec, '--array <SPEC>'));
   const params = many(args.param);
   if (params.length) {
     out.params = params.map((p) => {
@@ -38,7 +38,36 @@ export function arrayFields(args: Record<string, unknown>, read: (file: string) 
     if ('code' in r) throw new CliError(r.message);
     out.param_rows = r;
   }
+  checkCombination(out);
   return out;
+}
+
+/**
+ * How `--array`, `--param` and `--param-file` go together (a throttle only
+ * beside a sweep, a parameter once, ...), with protocol's words, as a usage
+ * error: checked on a stand-in of one value per parameter and one row, so
+ * nothing large is built twice. Past the task limit is the daemon's refusal.
+ */
+function checkCombination(out: Pick<Submission, 'array' | 'params' | 'param_rows'>): void {
+  if (!isArraySubmission(out)) return;
+  if (out.array !== undefined && 'code' in parseArraySpec(out.array)) return; // over the limit (extensions 28.2)
+  const probe: Pick<Submission, 'array' | 'params' | 'param_rows'> = {};
+  if (out.array !== undefined) probe.array = out.array;
+  if (out.params) probe.params = out.params.map((p) => ({ name: p.name, values: p.values.slice(0, 1) }));
+  if (out.param_rows) probe.param_rows = { names: ['x'], rows: [['x']] }; // the file's own content is checked as it is read
+  const r = expandArray(probe);
+  if (r && 'code' in r) throw new UsageError(r.message);
+}
+
+/**
+ * `--array`'s form is checked here, as every option's is: a spec that is no
+ * spec is a usage error (exit 2) with protocol's words. How many tasks it
+ * makes is the daemon's limit (extensions 28.2), refused as a submission is.
+ */
+function checkArraySpec(text: string): string {
+  const r = parseArraySpec(text);
+  if ('code' in r && r.message.startsWith('invalid array ')) throw new UsageError(r.message);
+  return text;
 }
 
 function readCsv(file: string): string {

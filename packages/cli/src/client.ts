@@ -19,6 +19,17 @@ import {
 import { CliError, osErrorText } from './errors';
 import { sleep } from './sleep';
 
+/**
+ * No daemon answers: what to do depends on who asks. Root can start it
+ * itself; anyone else needs the administrator (a new root user was told to
+ * ask the administrator, i.e. themselves).
+ */
+export function notRunningMessage(reason: string, euid: number = process.geteuid?.() ?? -1): string {
+  return euid === 0
+    ? `xlurm is not running; start it with \`xlurm start\`: ${reason}`
+    : `xlurm is not running; ask the administrator to run \`sudo xlurm start\`: ${reason}`;
+}
+
 /** The socket could not be connected (daemon not running, or going away). */
 export class ConnectError extends CliError {}
 /** The connection ended before a complete reply or the end of a stream. */
@@ -106,7 +117,7 @@ export function connect(home: string = resolveHome(), onread?: net.OnReadOpts): 
     const socket = onread ? createConnection({ path, onread }) : createConnection(path);
     const onError = (err: Error) => {
       socket.destroy();
-      reject(new ConnectError(`xlurm is not running; ask the administrator to run \`sudo xlurm start\`: ${osErrorText(err)}`));
+      reject(new ConnectError(notRunningMessage(osErrorText(err))));
     };
     socket.once('error', onError);
     socket.once('connect', () => {
@@ -216,7 +227,7 @@ function requestNative<K extends OpName>(n: Native, home: string, op: K, args: O
   try {
     fd = n.unixConnect(statePaths(home).socket);
   } catch (e) {
-    return Promise.reject(new ConnectError(`xlurm is not running; ask the administrator to run \`sudo xlurm start\`: ${osErrorText(e)}`));
+    return Promise.reject(new ConnectError(notRunningMessage(osErrorText(e))));
   }
   try {
     peerCheck(fd, home);

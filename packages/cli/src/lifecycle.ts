@@ -56,6 +56,27 @@ function asCli(e: unknown): CliError {
   return e instanceof CliError ? e : new CliError((e as Error).message);
 }
 
+/**
+ * A daemon started in the background runs at nice 0, whatever the shell that
+ * ran `xlurm start` (or install.sh) was niced to: every job is forked from it
+ * and would inherit that nice, which no submitter asked for (`--nice` is a
+ * place in the queue, not the process's nice; docs/behaviour.md §22.1). Only
+ * root may lower a nice value; a non-root (development) daemon keeps its
+ * user's. Set on this process just before the spawn, so the daemon inherits
+ * 0 from its first instruction. Under systemd the unit's own `Nice=` rules.
+ */
+export function resetNice(
+  euid: number = process.geteuid?.() ?? -1,
+  setPriority: (priority: number) => void = (p) => (require('node:os') as typeof import('node:os')).setPriority(p),
+): void {
+  if (euid !== 0) return;
+  try {
+    setPriority(0);
+  } catch {
+    // Without CAP_SYS_NICE (a restricted root): the daemon starts at the inherited value.
+  }
+}
+
 /** `xlurm start`: returns the line to print. */
 export async function startDaemon(home: string, opts: DaemonOptions): Promise<string> {
   if (await answering(home)) return 'xlurm is already running';
@@ -71,6 +92,7 @@ export async function startDaemon(home: string, opts: DaemonOptions): Promise<st
   const entry = daemonEntry();
   const { spawn } = require('node:child_process') as typeof import('node:child_process');
   let child: ChildProcess;
+  resetNice();
   try {
     child = spawn(process.execPath, [entry, 'daemon', ...daemonArgv(opts)], {
       env: { ...process.env, XLURM_HOME: home },

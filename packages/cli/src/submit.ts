@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Options } from 'yargs';
 import type { DeviceKind, Job, JobRequest, Submission } from '@xlurm/protocol';
 import { KIND_NAMES, checkRequest, checkTimes, durationError, durationSeconds, parseKind, parseShare, sizeBytes, sizeError, timeLimitSeconds } from '@xlurm/protocol';
-import { many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
+import { flag, many, parseIdList, parseUnsigned, present, single, U32_MAX } from './argv';
 import { CliError, UsageError, osErrorText } from './errors';
 import { WORKFLOW_OPTIONS, parseWorkflowFlags, workflowFields, type WorkflowFlags } from './workflow-flags';
 
@@ -59,7 +59,7 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
   const limit = single(args['time-limit'], '--time-limit <TIME>');
   const timeout = single(args.timeout, '--timeout <DURATION>');
   const queueTimeout = timeout === undefined ? undefined : parseQueueTimeout(present(timeout, '--timeout <DURATION>'));
-  if (args['group-affinity'] === true && args['ignore-group-affinity'] === true) {
+  if (flag(args['group-affinity']) && flag(args['ignore-group-affinity'])) {
     throw new UsageError("the argument '--group-affinity' cannot be used with '--ignore-group-affinity'");
   }
   const cpus = single(args.cpus, '--cpus <N>');
@@ -67,7 +67,7 @@ export function parseSubmitFlags(args: Record<string, unknown>): SubmitFlags {
   const notify = single(args.notify, '--notify <CMD>');
   const nice = single(args.nice, '--nice <NICE>');
   const share = single(args.share, '--share <MEM[,COMPUTE%]>');
-  const groupAffinity = args['group-affinity'] === true ? 'require' as const : args['ignore-group-affinity'] === true ? 'off' as const : undefined;
+  const groupAffinity = flag(args['group-affinity']) ? 'require' as const : flag(args['ignore-group-affinity']) ? 'off' as const : undefined;
   let kind: DeviceKind | null = null;
   if (device !== undefined) {
     const k = parseKind(present(device, '--device <KIND>'));

@@ -33,6 +33,7 @@ import { changedAccountingKeys } from './accounting/settings';
 import { withResources } from './resources/requests';
 import { hostRoom, resourcesOf } from './resources/room';
 import { changedResourcesKeys } from './resources/settings';
+import { changedSharingKeys } from './config/reload-diff';
 import { sharingKinds } from './sharing/settings';
 
 /**
@@ -928,6 +929,7 @@ export class Core {
     if (next.fairShareHalfLife !== prev.fairShareHalfLife) changed.push('scheduler.fair_share_half_life');
     if (JSON.stringify(describeUserLimits(next.userLimits)) !== JSON.stringify(describeUserLimits(prev.userLimits))) changed.push('limits.users');
     changed.push(...changedResourcesKeys(resourcesOf(prev), resourcesOf(next)));
+    changed.push(...changedSharingKeys(prev.sharing, next.sharing));
     const before = new Set(prev.excludeIds);
     const after = new Set(next.excludeIds);
     const set = this.deviceManager.excluded;

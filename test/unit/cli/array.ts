@@ -28,3 +28,13 @@ t.test('resolveJobArg: a plain id needs no request', async (t) => {
   await t.rejects(resolveJobArg('0', '<JOB_ID>'), { message: 'job not found' });
   await t.rejects(resolveJobArg('x_1', '<JOB_ID>'), UsageError);
 });
+
+t.test('a bad --array, or one that does not go with --param, is a usage error (exit 2)', async (t) => {
+  t.throws(() => arrayFields({ array: '5-1' }), { name: 'UsageError', message: /^invalid array '5-1': / });
+  t.throws(() => arrayFields({ array: '%2' }), { name: 'UsageError', message: '--array %N needs --param or --param-file (or give indices: --array 0-9%N)' });
+  t.throws(() => arrayFields({ array: '0-3', param: 'x=1,2' }), { name: 'UsageError', message: 'with --param or --param-file, --array takes only a throttle: --array %N' });
+  t.throws(() => arrayFields({ param: ['x=1', 'x=2'] }), { name: 'UsageError', message: '--param x is given twice' });
+  t.throws(() => arrayFields({ param: 'x=1', 'param-file': 'g.csv' }, () => 'y\n1\n'), { name: 'UsageError', message: '--param cannot be combined with --param-file' });
+  t.same(arrayFields({ array: '%2', param: 'x=1,2' }), { array: '%2', params: [{ name: 'x', values: ['1', '2'] }] });
+  t.same(arrayFields({ array: '0-100000' }), { array: '0-100000' }, 'past the task limit: the daemon refuses it (exit 1, as a refused submission)');
+});

@@ -2,7 +2,7 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { ConnectError, ConnectionClosed, busyDelay, connect, request, setPeerCheck, stream } from '../../../packages/cli/src/client';
+import { ConnectError, ConnectionClosed, busyDelay, connect, notRunningMessage, request, setPeerCheck, stream } from '../../../packages/cli/src/client';
 import { fakeDaemon, tempDir } from './fake-daemon';
 import { waitFor } from '../../helpers/wait';
 
@@ -48,12 +48,19 @@ t.test('no daemon: the docs/behaviour.md §2.9 message with the OS error', async
   const home = tempDir(t);
   await t.rejects(request('status', {}, { home }), {
     name: 'CliError',
-    message: 'xlurm is not running; ask the administrator to run `sudo xlurm start`: No such file or directory (os error 2)',
+    message: notRunningMessage('No such file or directory (os error 2)'),
   });
   fs.writeFileSync(path.join(home, 'xlurm.sock'), '');
   const e = await request('status', {}, { home }).catch((x) => x);
   t.ok(e instanceof ConnectError);
-  t.match(e.message, /^xlurm is not running; ask the administrator to run `sudo xlurm start`: Connection refused \(os error 111\)$/);
+  t.equal(e.message, notRunningMessage('Connection refused (os error 111)'));
+});
+
+t.test('root is told to start the daemon, anyone else to ask the administrator', async (t) => {
+  t.equal(notRunningMessage('Connection refused (os error 111)', 0), 'xlurm is not running; start it with `xlurm start`: Connection refused (os error 111)');
+  t.equal(notRunningMessage('No such file or directory (os error 2)', 1000),
+    'xlurm is not running; ask the administrator to run `sudo xlurm start`: No such file or directory (os error 2)');
+  t.equal(notRunningMessage('x'), notRunningMessage('x', process.geteuid!()), 'the caller\'s own uid by default');
 });
 
 t.test('a failed peer check closes the connection before anything is sent', async (t) => {

@@ -22,7 +22,7 @@ t.test('defaults and canonical names', async (t) => {
 t.test('invalid values are usage errors', async (t) => {
   t.throws(() => parse(['--backend', 'cuda']), { name: 'UsageError', message: /^invalid value 'cuda' for '--backend <BACKEND>' \[possible values: auto, nvidia, nv, .*none\]$/ });
   t.throws(() => parse(['--backend', 'NVIDIA']), { name: 'UsageError' }, 'names are lowercase');
-  t.throws(() => parse(['--max-running', 'many']), { message: "invalid value 'many' for '--max-running <N>': invalid digit found in string" });
+  t.throws(() => parse(['--max-running', 'many']), { message: "invalid value 'many' for '--max-running <N>': must be a whole number of 0 or more" });
   for (const bad of ['7', 'd', '7w', '1.5h', '-1d', ' 7d']) {
     t.throws(() => parse([`--retention=${bad}`]), { name: 'UsageError', message: new RegExp(`^invalid retention '${bad.replace('.', '\\.')}'`) }, bad);
   }

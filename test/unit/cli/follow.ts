@@ -158,7 +158,7 @@ t.test('reconnects while the daemon is down, and while it is shutting down', asy
 t.test('retrying gives up after the limit with the connection error', async (t) => {
   const home = tempDir(t);
   const h = harness(home, { retryForMs: 30 });
-  await t.rejects(new Follower(h.deps).follow(running()), { message: /^xlurm is not running; ask the administrator to run `sudo xlurm start`: / });
+  await t.rejects(new Follower(h.deps).follow(running()), { message: /^xlurm is not running; (ask the administrator to run `sudo xlurm start`|start it with `xlurm start`): / });
 });
 
 t.test('a refusal while following is final', async (t) => {

@@ -2,7 +2,7 @@ import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULTS } from '../../../packages/cli/src/daemon-options';
-import { daemonEntry, daemonLockFree, exitStatusText, restartDaemon, startDaemon } from '../../../packages/cli/src/lifecycle';
+import { daemonEntry, daemonLockFree, exitStatusText, resetNice, restartDaemon, startDaemon } from '../../../packages/cli/src/lifecycle';
 import { fakeDaemon, tempDir } from './fake-daemon';
 
 t.test('exit statuses read like Rust ExitStatus', async (t) => {
@@ -53,4 +53,13 @@ t.test('restart: after ok, waits for daemon.lock, then starts (already running h
   const d = await fakeDaemon(t, (c) => c.reply(c.req.op === 'status' ? { version: '0.1.0' } : {}));
   t.equal(await restartDaemon(d.home, DEFAULTS), 'xlurm is already running');
   t.same(d.requests.map((r) => r.op), ['restart', 'status']);
+});
+
+t.test('the background daemon starts at nice 0 when root can set it', async (t) => {
+  const set: number[] = [];
+  resetNice(0, (p) => set.push(p));
+  t.same(set, [0], 'root: nice 0, so jobs do not inherit the shell\'s nice');
+  resetNice(1000, (p) => set.push(p));
+  t.same(set, [0], 'anyone else cannot lower it: left alone');
+  t.doesNotThrow(() => resetNice(0, () => { throw Object.assign(new Error('EACCES'), { code: 'EACCES' }); }), 'a refusal does not stop the start');
 });

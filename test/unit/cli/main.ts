@@ -1,6 +1,7 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import { main, topHelp, WRAPPERS, ABOUT } from '../../../packages/cli/src/main';
+import { notRunningMessage } from '../../../packages/cli/src/client';
 import { capture, tempDir, withHome } from './fake-daemon';
 
 const run = (program: string, argv: string[]) => capture(() => main(program, argv));
@@ -66,7 +67,7 @@ t.test('failures print xlurm: <message> and exit 1; umask is 077', async (t) => 
   process.umask(0o022);
   const r = await withHome(home, () => run('xinfo', []));
   t.equal(r.value, 1);
-  t.equal(r.stderr, 'xlurm: xlurm is not running; ask the administrator to run `sudo xlurm start`: No such file or directory (os error 2)\n');
+  t.equal(r.stderr, `xlurm: ${notRunningMessage('No such file or directory (os error 2)')}\n`);
   t.equal(r.stdout, '');
   t.equal(process.umask(), 0o077);
   t.notOk(fs.existsSync(`${home}/xlurm.sock`));

@@ -27,10 +27,10 @@ t.test('parse errors are usage errors with the option named', async (t) => {
   const usage = (args: Record<string, unknown>, message: string | RegExp) => t.throws(() => parseSubmitFlags(args), { name: 'UsageError', message });
   usage({ gpus: ['1', '2'] }, "the argument '--gpus <N>' cannot be used multiple times");
   usage({ gpus: '' }, "a value is required for '--gpus <N>' but none was supplied");
-  usage({ gpus: 'x' }, "invalid value 'x' for '--gpus <N>': invalid digit found in string");
-  usage({ gpus: '4294967296' }, "invalid value '4294967296' for '--gpus <N>': number too large to fit in target type");
-  usage({ 'device-ids': '1,' }, "invalid value '' for '--device-ids <LIST>': cannot parse integer from empty string");
-  usage({ 'exclude-device-ids': 'a' }, "invalid value 'a' for '--exclude-device-ids <LIST>': invalid digit found in string");
+  usage({ gpus: 'x' }, "invalid value 'x' for '--gpus <N>': must be a whole number of 0 or more");
+  usage({ gpus: '4294967296' }, "invalid value '4294967296' for '--gpus <N>': at most 4294967295");
+  usage({ 'device-ids': '1,' }, "invalid value '' for '--device-ids <LIST>': must be a whole number of 0 or more");
+  usage({ 'exclude-device-ids': 'a' }, "invalid value 'a' for '--exclude-device-ids <LIST>': must be a whole number of 0 or more");
   usage({ device: 'cuda' }, "invalid value 'cuda' for '--device <KIND>' [possible values: nvidia, nv, ascend, asc, mthreads, mtt, metax, mx, ppu, hcu]");
   usage({ device: '' }, "a value is required for '--device <KIND>' but none was supplied");
   usage({ 'time-limit': '-1' }, "invalid duration '-1': use seconds, or a number with s, m, h or d");

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import type { XCommand } from '../command';
-import { single } from '../argv';
+import { flag, present, single } from '../argv';
 import { CliError, UsageError } from '../errors';
 import { SUBMIT_OPTIONS, buildSubmission, currentDir, defaultName, parseSubmitFlags, validateSubmitFlags } from '../submit';
 import type { Submission } from '@xlurm/protocol';
@@ -47,7 +47,7 @@ export function batchSubmission(
     script = read(scriptPath);
     command = rest; // the daemon runs `bash -c <script> <name> ARGS...`
   } else {
-    command = ['bash', '-c', wrap!];
+    command = ['bash', '-c', present(wrap!, '--wrap <CMD>')]; // `--wrap=` runs nothing: refused
   }
   const count = validateSubmitFlags(flags);
   const s = buildSubmission({
@@ -67,7 +67,7 @@ const batch: XCommand = {
   builder: (y) => y.options(BATCH_OPTIONS),
   async handler(args) {
     const submission = batchSubmission(args, captureEnv);
-    if (args['dry-run'] === true) { await writeOut(dryRunText(submission)); return; }
+    if (flag(args['dry-run'])) { await writeOut(dryRunText(submission)); return; }
     const scriptPath = args.wrap === undefined ? args._[0] : undefined;
     const id = await engine().submit(submission, { args, options: BATCH_OPTIONS, scriptPath });
     process.stdout.write(`${id}\n`);

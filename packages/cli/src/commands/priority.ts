@@ -7,7 +7,7 @@ import { UsageError } from '../errors';
 /** `xlurm priority ID N` (root): a pending job's admin priority, −1000..1000, high first (docs/behaviour.md §22.1). */
 export function parsePriority(text: string): number {
   const display = '<PRIORITY>';
-  if (!/^[+-]?[0-9]+$/.test(present(text, display))) throw new UsageError(`invalid value '${text}' for '${display}': invalid digit found in string`);
+  if (!/^[+-]?[0-9]+$/.test(present(text, display))) throw new UsageError(`invalid value '${text}' for '${display}': must be a whole number from -1000 to 1000`);
   const n = Number(text);
   if (!Number.isSafeInteger(n) || n < -1000 || n > 1000) throw new UsageError(`invalid value '${text}' for '${display}': use -1000 to 1000`);
   return n;

@@ -1,5 +1,6 @@
 import type { Options } from 'yargs';
 import type { XCommand } from '../command';
+import { flag } from '../argv';
 import { ExitWith, UsageError } from '../errors';
 import { captureEnv } from '../env';
 import { engine } from '../engine';
@@ -15,7 +16,7 @@ export function runSubmission(args: Record<string, unknown> & { _: string[] }, e
     command: [...command], cwd: currentDir(), env: env(), name: defaultName(flags, undefined, command),
     count, flags, script: null,
   });
-  if (args.immediate === true) s.immediate = true;
+  if (flag(args.immediate)) s.immediate = true;
   return s;
 }
 

@@ -1,5 +1,5 @@
 import type { XCommand } from '../command';
-import { noExtra } from '../argv';
+import { flag, noExtra } from '../argv';
 import { ExitWith } from '../errors';
 import { runDaemonMain } from '../lifecycle';
 import { DAEMON_OPTIONS, daemonArgv, parseDaemonOptions } from '../daemon-options';
@@ -23,7 +23,7 @@ const slurmConfig: XCommand = {
   builder: (y) => y.options(OPTIONS),
   async handler(args) {
     noExtra(args, 0);
-    throw new ExitWith(await runDaemonMain(['slurm-config', ...daemonArgv(parseDaemonOptions(args)), ...(args.json === true ? ['--json'] : [])]));
+    throw new ExitWith(await runDaemonMain(['slurm-config', ...daemonArgv(parseDaemonOptions(args)), ...(flag(args.json) ? ['--json'] : [])]));
   },
 };
 

@@ -5,7 +5,7 @@
  */
 import type { Device, DeviceKind, Job, JobState, JobSummary, Reason, Submission } from '@xlurm/protocol';
 import { KIND_LABEL, durationSeconds } from '@xlurm/protocol';
-import { single } from '../argv';
+import { flag, single } from '../argv';
 import { UsageError } from '../errors';
 import type { ClusterConfig } from './cluster';
 import type { SubmitContext } from './types';
@@ -115,10 +115,25 @@ export function slurmOptions(s: Submission, ctx: SubmitContext, cluster: Cluster
   if (begin !== undefined) out.push(`--begin=${slurmBegin(begin)}`);
   const nice = raw(ctx, 'nice', '--nice <N>');
   if (nice !== undefined) out.push(`--nice=${nice}`);
-  if (given(ctx.args.hold)) out.push('--hold');
-  if (given(ctx.args.immediate) || s.immediate === true) out.push('--immediate');
+  if (flag(ctx.args.hold)) out.push('--hold');
+  if (flag(ctx.args.immediate) || s.immediate === true) out.push('--immediate');
   out.push('--export=ALL', `--chdir=${s.cwd}`);
   return out;
+}
+
+/**
+ * sbatch's `--wrap` for `xbatch --wrap CMD` (a submission `bash -c CMD`):
+ * sbatch runs a wrap with `sh -c`, so CMD is handed to bash explicitly and
+ * runs as it does on this host (extensions 28.11).
+ */
+export function slurmWrap(command: readonly string[]): string {
+  const words = command[0] === 'bash' && command[1] === '-c' && command.length === 3 ? command : ['bash', '-c', command.join(' ')];
+  return `--wrap=${words.map(shWord).join(' ')}`;
+}
+
+/** A word for sh. */
+export function shWord(w: string): string {
+  return /^[A-Za-z0-9_\/.,:=+@%-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
 function numberArg(text: string | undefined): number | undefined {

@@ -14,7 +14,7 @@ import { renderTable } from '../format/table';
 import { sleep } from '../sleep';
 import type { ClusterConfig } from './cluster';
 import type { Engine, InfoReport, SubmitContext } from './types';
-import { arrayCounts, exitCodeText, jobOf, mapState, setArrayCounts, slurmOptions, stateText, summaryOf, type SlurmJob } from './slurm-map';
+import { arrayCounts, exitCodeText, jobOf, mapState, setArrayCounts, shWord as shQuote, slurmOptions, slurmWrap, stateText, summaryOf, type SlurmJob } from './slurm-map';
 
 interface Ran { code: number | null; stdout: string; stderr: string }
 
@@ -33,11 +33,6 @@ function slurm(cmd: string, args: string[], opts: { input?: string } = {}): Ran 
 function failure(cmd: string, r: Ran): CliError {
   const text = r.stderr.trim().split('\n').filter((l) => l.trim()).pop() ?? `exit status ${r.code}`;
   return new CliError(`${cmd}: ${text.replace(new RegExp(`^${cmd}: (error: )?`), '')}`);
-}
-
-/** A word for sh. */
-function shQuote(w: string): string {
-  return /^[A-Za-z0-9_\/.,:=+@%-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
 const NOT_FOUND = /Invalid job id|Invalid job id specified|not found/i;
@@ -104,7 +99,7 @@ export class SlurmEngine implements Engine {
       if (s.script.startsWith('#!') && s.command.length > 0) args.push(ctx.scriptPath, ...s.command);
       else if (s.command.length === 0) input = s.script.startsWith('#!') ? s.script : `#!/bin/bash\n${s.script}`;
       else args.push(`--wrap=${['bash', ctx.scriptPath, ...s.command].map(shQuote).join(' ')}`);
-    } else args.push(`--wrap=${s.command[2] ?? s.command.join(' ')}`);
+    } else args.push(slurmWrap(s.command));
     const r = slurm('sbatch', args, input === undefined ? {} : { input });
     if (r.code !== 0) throw failure('sbatch', r);
     // --parsable: `ID` or `ID;cluster`

@@ -93,7 +93,10 @@ function describe(e: ErrorObject): { key: string; problem: string } | undefined 
       if (CREDENTIAL.test(extra)) return undefined; // reported as a credential instead
       const known = knownKeys(e.parentSchema);
       const hint = !known.length ? '' : key ? ` (known keys of [${key}]: ${known.join(', ')})` : ` (known tables: ${known.map((k) => `[${k}]`).join(', ')})`;
-      return { key: key ? `${key}.${extra}` : extra, problem: `unknown key${hint}` };
+      // `[federation]` is a table this version lacks, not a key (`verbose = true` is a key).
+      const value = (e.data as Record<string, unknown> | undefined)?.[extra];
+      const what = value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date) ? 'table' : 'key';
+      return { key: key ? `${key}.${extra}` : extra, problem: `unknown ${what}${hint}` };
     }
     case 'type': {
       const want = String((e.params as { type: string }).type);

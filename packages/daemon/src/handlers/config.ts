@@ -5,7 +5,9 @@ import { keysFromFlags } from '../config/daemon';
 import { describeUserLimits, type UserLimitTable } from '../scheduler/user-limits';
 import type { Handler } from './types';
 import type { ResourcesSettings } from '../resources/settings';
-import type { SharingSettings } from '../sharing/settings';
+import { sharingSettings, type SharingSettings } from '../sharing/settings';
+import { DEFAULT_ACCOUNTING } from '../accounting/settings';
+import { resourcesOf } from '../resources/room';
 
 /** A limit that is set, as `{key: "1d"}`; nothing when it is not (as in the file). */
 const shown = (key: string, secs: number | null): Record<string, string> => (secs === null ? {} : { [key]: formatDurationSecs(secs) });
@@ -20,7 +22,7 @@ function userLimitsShown(t: UserLimitTable): { users?: Record<string, number | s
   return Object.keys(users).length ? { users } : {};
 }
 
-/** `[sharing]` in force (docs/behaviour.md §25), when the file has the table. */
+/** `[sharing]` in force (docs/behaviour.md §25); without the table: off, no vendor. */
 function sharingShown(s: SharingSettings, home: string) {
   return {
     enabled: s.enabled,
@@ -28,7 +30,7 @@ function sharingShown(s: SharingSettings, home: string) {
   };
 }
 
-/** `[resources]` in force (docs/behaviour.md §24), when the file has the table. */
+/** `[resources]` in force (docs/behaviour.md §24): the file's, else every default. */
 function resourcesShown(r: ResourcesSettings) {
   return {
     cpus: r.cpusText, memory: formatSize(r.memory), reserve_memory: formatSize(r.reserveMemory), min_available: formatSize(r.minAvailable),
@@ -41,6 +43,7 @@ function resourcesShown(r: ResourcesSettings) {
 /** The effective settings (any user: the file holds no secrets, see config/load.ts). */
 export const config: Handler<'config'> = ({ core }) => {
   const c = core.cfg;
+  const acct = c.accounting ?? DEFAULT_ACCOUNTING;
   return {
     file: c.source.file,
     found: c.source.found,
@@ -67,14 +70,13 @@ export const config: Handler<'config'> = ({ core }) => {
         max_running_by_size: Object.fromEntries([...c.maxRunningBySize].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v])),
         fair_share: c.fairShare, fair_share_half_life: formatDurationSecs(c.fairShareHalfLife),
       },
-      ...(c.accounting ? {
-        accounting: {
-          sample_interval: formatDurationSecs(c.accounting.sampleInterval), retention: formatDurationSecs(c.accounting.retentionSecs),
-          metrics_file: c.accounting.metricsFile,
-        },
-      } : {}),
-      ...(c.resources ? { resources: resourcesShown(c.resources) } : {}),
-      ...(c.sharing ? { sharing: sharingShown(c.sharing, core.home) } : {}),
+      // Every table, also one the file lacks: then its defaults are what is in force.
+      accounting: {
+        sample_interval: formatDurationSecs(acct.sampleInterval), retention: formatDurationSecs(acct.retentionSecs),
+        metrics_file: acct.metricsFile,
+      },
+      resources: resourcesShown(resourcesOf(c)),
+      sharing: sharingShown(c.sharing ?? sharingSettings({}), core.home),
     },
   };
 };

@@ -33,7 +33,7 @@ t.test('argument errors: nothing is sent', async (t) => {
   t.match(r.stderr, /^error: unexpected argument '2' found\n/);
   r = await withHome(d.home, () => capture(() => main('xcancel', ['x'])));
   t.equal(r.value, 2);
-  t.match(r.stderr, /^error: invalid value 'x' for '<JOB_ID>': invalid digit found in string\n/);
+  t.match(r.stderr, /^error: invalid value 'x' for '<JOB_ID>': must be a whole number of 0 or more\n/);
   r = await withHome(d.home, () => capture(() => main('xcancel', ['0'])));
   t.same([r.value, r.stderr], [1, 'xlurm: job not found\n'], 'ids start at 1');
   t.same(d.requests, []);

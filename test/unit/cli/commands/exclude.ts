@@ -23,5 +23,5 @@ t.test('exclude and include send every id, comma-separated and repeated', async 
   t.equal(r.value, 2);
   r = await capture(() => main('xlurm', ['exclude', '1,x']));
   t.equal(r.value, 2);
-  t.match(r.stderr, /^error: invalid value 'x' for '<ID\[,ID\.\.\.\]>': invalid digit found in string\n/);
+  t.match(r.stderr, /^error: invalid value 'x' for '<ID\[,ID\.\.\.\]>': must be a whole number of 0 or more\n/);
 });

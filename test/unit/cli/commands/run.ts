@@ -59,10 +59,10 @@ t.test('client-side validation texts and order', async (t) => {
 });
 
 t.test('parse errors are usage errors', async (t) => {
-  t.throws(() => submit(['-g', 'abc', 'x']), { name: 'UsageError', message: "invalid value 'abc' for '--gpus <N>': invalid digit found in string" });
+  t.throws(() => submit(['-g', 'abc', 'x']), { name: 'UsageError', message: "invalid value 'abc' for '--gpus <N>': must be a whole number of 0 or more" });
   t.throws(() => submit(['-g', '-1', 'x']), { name: 'UsageError' });
   t.throws(() => submit(['-g', '1', '-g', '2', 'x']), { message: "the argument '--gpus <N>' cannot be used multiple times" });
-  t.throws(() => submit(['-i', '1,x', 'x']), { message: "invalid value 'x' for '--device-ids <LIST>': invalid digit found in string" });
+  t.throws(() => submit(['-i', '1,x', 'x']), { message: "invalid value 'x' for '--device-ids <LIST>': must be a whole number of 0 or more" });
   t.throws(() => submit(['--device', 'cuda', 'x']), { message: /^invalid value 'cuda' for '--device <KIND>'/ });
   t.throws(() => submit(['-t', 'soon', 'x']), { message: "invalid duration 'soon': use seconds, or a number with s, m, h or d" });
   t.throws(() => submit(['--foo', 'x']), { message: "unexpected argument '--foo' found" });

@@ -5,7 +5,7 @@ import type { Submission } from '@xlurm/protocol';
 import type { ClusterConfig } from '../../../../packages/cli/src/engine/cluster';
 import { SUBMIT_OPTIONS } from '../../../../packages/cli/src/submit';
 import {
-  allocated, exitCodeText, exitStatus, indexList, mapState, requested, slurmBegin, slurmOptions, slurmTime, summaryOf,
+  allocated, exitCodeText, exitStatus, indexList, mapState, requested, slurmBegin, slurmOptions, slurmTime, slurmWrap, summaryOf,
 } from '../../../../packages/cli/src/engine/slurm-map';
 
 const cluster: ClusterConfig = { engine: 'slurm', partition: '', gres: { nvidia: 'gpu', ascend: 'npu' }, file: 'f' };
@@ -55,4 +55,11 @@ t.test("exitCodeText: sacct's CODE:SIGNAL text", async (t) => {
   t.equal(exitCodeText(' 1:0\n'), 1);
   t.equal(exitCodeText(''), undefined);
   t.equal(exitCodeText('x:y'), undefined);
+});
+
+t.test('xbatch --wrap runs under bash on Slurm too (extensions 28.11)', async (t) => {
+  t.equal(slurmWrap(['bash', '-c', 'echo "$BASH_VERSION"; [[ -n x ]]']), `--wrap=bash -c 'echo "$BASH_VERSION"; [[ -n x ]]'`);
+  t.equal(slurmWrap(['bash', '-c', "it's"]), `--wrap=bash -c 'it'\\''s'`);
+  t.equal(slurmWrap(['bash', '-c', 'true']), '--wrap=bash -c true');
+  t.same(slurmOptions(sub(), ctx({ hold: [true, false] }), cluster).includes('--hold'), false, 'the last of a repeated switch counts');
 });

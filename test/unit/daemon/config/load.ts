@@ -32,12 +32,12 @@ t.test('an unknown key, with its line and the known keys', async (t) => {
   t.same(problems('[daemon]\nmax_running = 4\nmax_runing = 3\n'),
     ['x.toml:3: daemon.max_runing: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids, max_connections, max_connections_per_user)']);
   t.same(problems('[daemon]\nmax_running = 4\n\n[federation]\nmode = "reserve"\n'),
-    [`x.toml:4: federation: unknown key (known tables: ${TABLES})`], 'a table this version does not have');
+    [`x.toml:4: federation: unknown table (known tables: ${TABLES})`], 'a table this version does not have');
   t.same(problems('[cluster]\nengine = "slurm"\nmode = "reserve"\n'),
     ['x.toml:3: cluster.mode: unknown key (known keys of [cluster]: engine, partition, gres)'], 'client mode\'s table (docs/behaviour.md §27.1)');
   t.same(problems('verbose = true\n'), [`x.toml:1: verbose: unknown key (known tables: ${TABLES})`]);
   t.same(problems('[daemon.extra]\nx = 1\n'),
-    ['x.toml:1: daemon.extra: unknown key (known keys of [daemon]: backend, max_running, retention, exclude_device_ids, max_connections, max_connections_per_user)'], 'a sub-table');
+    ['x.toml:1: daemon.extra: unknown table (known keys of [daemon]: backend, max_running, retention, exclude_device_ids, max_connections, max_connections_per_user)'], 'a sub-table');
 });
 
 t.test('wrong types and values', async (t) => {
@@ -74,7 +74,7 @@ t.test('keys that look like credentials are refused, wherever they are', async (
   const why = 'looks like a credential; the configuration is shown to every user (xlurm config show), so keep secrets out of it';
   t.same(problems('[daemon]\napi_token = "abc"\n'), [`x.toml:2: daemon.api_token: ${why}`]);
   t.same(problems('Password = "x"\n'), [`x.toml:1: Password: ${why}`], 'case does not matter');
-  t.same(problems('[federation]\nslurm_secret = "x"\n'), [`x.toml:1: federation: unknown key (known tables: ${TABLES})`, `x.toml:2: federation.slurm_secret: ${why}`]);
+  t.same(problems('[federation]\nslurm_secret = "x"\n'), [`x.toml:1: federation: unknown table (known tables: ${TABLES})`, `x.toml:2: federation.slurm_secret: ${why}`]);
 });
 
 t.test('a TOML syntax error reports its line', async (t) => {

@@ -69,10 +69,15 @@ t.test('options given at start still win after a reload', async (t) => {
   t.equal(tc.core.cfg.maxRunning, 7);
   t.equal(tc.core.cfg.retentionSecs, 7200);
   const view = config(ctx(tc, aliceCaller), {}) as Exclude<ReturnType<typeof config>, Promise<unknown> | { stream: unknown }>;
-  t.same(view, {
+  // Every table is shown, those the file lacks with their defaults.
+  const { accounting, resources, sharing, ...fromFile } = view.config as Record<string, Record<string, unknown>>;
+  t.same({ ...view, config: fromFile }, {
     file: tc.file, found: true, from_flags: ['daemon.backend', 'daemon.max_running'],
     config: { daemon: { backend: 'none', max_running: 7, retention: '2h', exclude_device_ids: [] }, limits: { kill_grace: '1s', max_array_tasks: 10000, max_request_bytes: '3M', users: { 'default.pending_jobs': 10000 } }, devices: { group_affinity: 'prefer', groups: {} }, scheduler: { mode: 'greedy', reserve_min_devices: 2, max_running_by_size: {}, fair_share: true, fair_share_half_life: '7d' } },
   }, 'config show: any user');
+  t.same(accounting, { sample_interval: '30s', retention: '90d', metrics_file: '' }, 'a table the file lacks: its defaults');
+  t.same(sharing, { enabled: false });
+  t.match(resources, { cpus: 'all', swap: false, default_cpus: 0 });
 });
 
 t.test('exclusions: a reload applies what changed in the list; other ids keep what exclude/include did', async (t) => {
@@ -96,4 +101,17 @@ t.test('only the administrator may reload', async (t) => {
   const tc = await coreWithFile(t, '');
   t.throws(() => reload(ctx(tc, aliceCaller), {}), { code: 'NOT_ADMIN', message: 'only the administrator may reload the configuration' });
   t.same(reload(ctx(tc, rootCaller), {}), { file: tc.file, changed: [] });
+});
+
+t.test('a changed [sharing] is listed, not "nothing changed"', async (t) => {
+  const tc = await coreWithFile(t, '[sharing]\nenabled = false\n');
+  fs.writeFileSync(tc.file, '[sharing]\nenabled = true\n');
+  t.same(reloadConfig(tc.core).changed, ['sharing.enabled']);
+  t.match(tc.logs.at(-1), `configuration reloaded from ${tc.file}; changed sharing.enabled`);
+  fs.writeFileSync(tc.file, '[sharing]\nenabled = true\n[sharing.nvidia]\nlibrary = "/opt/hami/libvgpu.so"\n');
+  t.same(reloadConfig(tc.core).changed, ['sharing.nvidia'], 'a vendor table that came');
+  t.same(reloadConfig(tc.core).changed, [], 'the same file again');
+  t.match(tc.logs.at(-1), '; nothing changed');
+  fs.writeFileSync(tc.file, '');
+  t.same(reloadConfig(tc.core).changed, ['sharing.enabled', 'sharing.nvidia'], 'the table removed');
 });
