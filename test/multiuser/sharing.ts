@@ -4,22 +4,14 @@
 import t from 'tap';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MULTIUSER_SKIP, accounts, as, rootDaemon, sharedDir, untilExists, workDir } from '../helpers/multiuser';
-import { buildFakePreload, fakeLibrary } from '../helpers/fixtures';
-import { NO_VENDOR_LIBRARIES } from '../helpers/devices';
+import { MULTIUSER_SKIP, accounts, as, untilExists, workDir } from '../helpers/multiuser';
+import { sharingRootDaemon } from '../helpers/sharing-daemon';
 import { waitFor } from '../helpers/wait';
 
 t.test('one user\'s slice job never opens another\'s private file', { skip: MULTIUSER_SKIP }, async (t) => {
   const { nobody, daemon } = accounts();
   // The library where both accounts can load it.
-  const libDir = sharedDir(t, 0o755, 'xlmu-share');
-  const lib = path.join(libDir, 'libfake-share.so');
-  fs.copyFileSync(buildFakePreload(), lib);
-  fs.chmodSync(lib, 0o755);
-  const fake = fakeLibrary(t, 'nvidia', ['device 0 GPU-5a4ed000-0000-4000-8000-000000000000 "Fake L4 16GB"', 'mem 0 16384 0']);
-  const config = path.join(libDir, 'xlurm.toml');
-  fs.writeFileSync(config, `[sharing]\nenabled = true\n[sharing.nvidia]\nlibrary = "${lib}"\n`);
-  const d = await rootDaemon(t, { backend: 'nvidia', env: { ...NO_VENDOR_LIBRARIES, ...fake.env }, args: ['--config', config] });
+  const d = await sharingRootDaemon(t, 'xlmu-share');
   const work = workDir(t);
   const go = path.join(work, 'go');
   const recA = path.join(work, 'a.rec');

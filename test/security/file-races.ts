@@ -13,9 +13,8 @@ import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { DAEMON_MAIN, IS_ROOT, baseEnv } from '../helpers/env';
 import { runProcess, startDaemon, tempHome } from '../helpers/daemon';
-import { MULTIUSER_SKIP, accounts, rootDaemon, sharedDir, untilExists, as, workDir } from '../helpers/multiuser';
-import { buildFakePreload, fakeLibrary } from '../helpers/fixtures';
-import { NO_VENDOR_LIBRARIES } from '../helpers/devices';
+import { MULTIUSER_SKIP, accounts, untilExists, as, workDir } from '../helpers/multiuser';
+import { sharingRootDaemon } from '../helpers/sharing-daemon';
 import { waitFor } from '../helpers/wait';
 import type { Tap } from '../helpers/tap';
 import { SafeDir } from '../../packages/daemon/src/safe-fs';
@@ -108,14 +107,7 @@ t.test('(a) removeTree against a concurrent swapper: the victim survives every r
 t.test("(a) as nobody, against a real daemon: a share directory's subdirectory swapped for a link to root's directory while the daemon removes it", { skip: MULTIUSER_SKIP }, async (t) => {
   const { nobody } = accounts();
   const victim = victimDir(t);
-  const libDir = sharedDir(t, 0o755, 'xlmu-race');
-  const lib = path.join(libDir, 'libfake-share.so');
-  fs.copyFileSync(buildFakePreload(), lib);
-  fs.chmodSync(lib, 0o755);
-  const fake = fakeLibrary(t, 'nvidia', ['device 0 GPU-5a4ed000-0000-4000-8000-000000000000 "Fake L4 16GB"', 'mem 0 16384 0']);
-  const config = path.join(libDir, 'xlurm.toml');
-  fs.writeFileSync(config, `[sharing]\nenabled = true\n[sharing.nvidia]\nlibrary = "${lib}"\n`);
-  const d = await rootDaemon(t, { backend: 'nvidia', env: { ...NO_VENDOR_LIBRARIES, ...fake.env }, args: ['--config', config] });
+  const d = await sharingRootDaemon(t, 'xlmu-race');
   const work = workDir(t);
   const go = path.join(work, 'go');
   const ready = path.join(work, 'ready');
