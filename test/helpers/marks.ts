@@ -9,6 +9,8 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Daemon } from './daemon';
+import { waitFor } from './wait';
 
 /** A library whose constructor leaves `<dir>/<euid>-preload-<comm>-<pid>`. */
 export const markerLibrary = (dir: string) => `
@@ -59,4 +61,17 @@ export function nodeMarker(tools: string, marks: string): string {
 /** Marks made by root. */
 export function rootMarks(marks: string): string[] {
   return fs.readdirSync(marks).filter((n) => n.startsWith('0-'));
+}
+
+/**
+ * Let the daemon do more of its own root work after a hostile submission, so that any mark it
+ * would leave is there to see: two more full device polls (the fake counts its process queries),
+ * then a root job started and ended through the same daemon.
+ */
+export async function moreRootWork(d: Daemon, fake: { calls(): string[] }): Promise<void> {
+  const polls = () => fake.calls().filter((c) => c.startsWith('nvmlDeviceGetComputeRunningProcesses')).length;
+  const seen = polls();
+  await waitFor(() => polls() >= seen + 2, { timeout: 30000, what: 'two more device polls' });
+  const again = await d.batch('true', ['-g', '1']);
+  await d.waitState(again, 'COMPLETED');
 }
