@@ -93,6 +93,8 @@ export interface DeviceFacts {
   isEnabled(d: Device): boolean;
   freeKeys(): Set<string>;
   views(): DeviceView[];
+  /** A card's memory as its library last reported it; undefined where none did (card sharing, docs/behaviour.md §25.1). */
+  memoryTotal?(d: Device): number | undefined;
 }
 
 export class Core {

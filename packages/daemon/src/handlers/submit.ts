@@ -68,7 +68,7 @@ export const submit = (({ core, caller }, spec) => {
   };
   const unplaceable = checkPlaceable(request, core.devices.inventory, (d) => core.devices.isEnabled(d), core.topology());
   if (unplaceable) throw new XlurmError(unplaceable.code, unplaceable.message);
-  const unshared = checkShare(request, core.cfg.sharing, core.devices.inventory);
+  const unshared = checkShare(request, core.cfg.sharing, core.devices.inventory, (d) => core.devices.memoryTotal?.(d));
   if (unshared) throw new XlurmError(unshared.code, unshared.message);
   if (spec.notify?.includes('\0')) invalid('notify command must not contain NUL bytes');
   const flow = checkWorkflow(spec, (id) => core.current(id) !== undefined);

@@ -96,3 +96,18 @@ t.test('submission: refused when sharing is off, or the vendor has no library', 
   t.equal(checkShare(req, sharingSettings({ enabled: true, nvidia: { library: '/x.so' } }), [nv(0)]), null);
   t.equal(checkShare({ ...req, share: undefined } as never, undefined, [nv(0)]), null, 'whole devices need no sharing');
 });
+
+t.test('submission: a slice larger than every card that could hold it is refused (it would wait for ever)', async (t) => {
+  const s = sharingSettings({ enabled: true, nvidia: { library: '/x.so' } });
+  const cards = [nv(0), nv(1)];
+  const sizes = new Map([[0, 16 * G], [1, 24 * G]]);
+  const total = (d: { id: number }) => sizes.get(d.id);
+  const req = (mem: number, deviceIds?: number[]) => ({ count: 1, kind: null, timeLimit: null, share: { mem, compute: 50 }, ...(deviceIds ? { deviceIds } : {}) });
+  t.same(checkShare(req(32 * G), s, cards, total),
+    { code: 'INFEASIBLE', message: 'a slice of 32G is larger than any card that could hold it (the largest has 24G)' });
+  t.equal(checkShare(req(24 * G), s, cards, total), null, 'as large as the largest card: it can start');
+  t.same(checkShare(req(20 * G, [0]), s, cards, total),
+    { code: 'INFEASIBLE', message: 'a slice of 20G is larger than any card that could hold it (the largest has 16G)' }, 'only the cards named with -i count');
+  t.equal(checkShare(req(32 * G), s, cards, (d) => (d.id === 0 ? 16 * G : undefined)), null, 'a card of unknown size might hold it: not refused');
+  t.equal(checkShare(req(32 * G), s, cards), null, 'no sizes known: not refused');
+});
