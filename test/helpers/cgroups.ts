@@ -41,3 +41,23 @@ export function removeCgroups(d: Daemon): void {
     try { fs.rmdirSync(base); } catch { /* not empty */ }
   }
 }
+
+/** The control files a fake cgroup v2 kernel makes in each new directory (unit tests of resources/). */
+const FAKE_V2_FILES = ['cgroup.procs', 'cgroup.kill', 'cgroup.controllers', 'cgroup.subtree_control', 'cpu.max', 'cpuset.cpus', 'cpuset.mems',
+  'memory.max', 'memory.high', 'memory.swap.max', 'memory.oom.group', 'memory.peak', 'memory.events', 'pids.max', 'cpu.stat'];
+
+/**
+ * A fake cgroup v2 tree in `root` (the v2-only layout, which the test machines lack): the root's
+ * controller files, and the `onMkdir` that makes a new directory's control files as the kernel
+ * would, for `new Cgroups({ layout, bases, onMkdir })`.
+ */
+export function fakeV2Tree(root: string): { layout: { kind: 'v2'; unified: string; v1: Record<string, never> }; onMkdir: (dir: string) => void } {
+  fs.writeFileSync(path.join(root, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
+  fs.writeFileSync(path.join(root, 'cgroup.subtree_control'), '');
+  const onMkdir = (dir: string) => {
+    for (const f of FAKE_V2_FILES) fs.writeFileSync(path.join(dir, f), '');
+    fs.writeFileSync(path.join(dir, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
+    fs.writeFileSync(path.join(dir, 'memory.events'), 'low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n');
+  };
+  return { layout: { kind: 'v2', unified: root, v1: {} }, onMkdir };
+}

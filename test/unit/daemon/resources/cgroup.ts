@@ -7,21 +7,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Cgroups, oomError, pickCpus } from '../../../../packages/daemon/src/resources/cgroup';
 import { cgroupBases, instanceName, ownCgroups, parseMountinfo, type CgroupLayout } from '../../../../packages/daemon/src/resources/layout';
-
-const V2_FILES = ['cgroup.procs', 'cgroup.kill', 'cgroup.controllers', 'cgroup.subtree_control', 'cpu.max', 'cpuset.cpus', 'cpuset.mems',
-  'memory.max', 'memory.high', 'memory.swap.max', 'memory.oom.group', 'memory.peak', 'memory.events', 'pids.max', 'cpu.stat'];
+import { fakeV2Tree } from '../../../helpers/cgroups';
 
 function fakeV2(t: Test): { root: string; cg: Cgroups; home: string } {
   const root = t.testdir();
-  fs.writeFileSync(path.join(root, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
-  fs.writeFileSync(path.join(root, 'cgroup.subtree_control'), '');
-  const layout: CgroupLayout = { kind: 'v2', unified: root, v1: {} };
+  const { layout, onMkdir } = fakeV2Tree(root);
   const home = '/var/lib/xlurm-test';
-  const onMkdir = (dir: string) => {
-    for (const f of V2_FILES) fs.writeFileSync(path.join(dir, f), '');
-    fs.writeFileSync(path.join(dir, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
-    fs.writeFileSync(path.join(dir, 'memory.events'), 'low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n');
-  };
   return { root, home, cg: new Cgroups({ layout, bases: cgroupBases(layout, home), onMkdir }) };
 }
 

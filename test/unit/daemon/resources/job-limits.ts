@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Device, Submission } from '@xlurm/protocol';
 import { Cgroups } from '../../../../packages/daemon/src/resources/cgroup';
-import { cgroupBases, instanceName, type CgroupLayout } from '../../../../packages/daemon/src/resources/layout';
+import { cgroupBases, instanceName } from '../../../../packages/daemon/src/resources/layout';
+import { fakeV2Tree } from '../../../helpers/cgroups';
 import { EnforceError, JobLimits } from '../../../../packages/daemon/src/resources/job-limits';
 import { DeviceIsolation } from '../../../../packages/daemon/src/resources/isolation';
 import { resourcesSettings, type ResourcesSettings } from '../../../../packages/daemon/src/resources/settings';
@@ -21,21 +22,13 @@ import type { StoredJob } from '../../../../packages/daemon/src/store/store';
 const G = 1024 ** 3;
 const M = 1024 ** 2;
 const host = { cpus: [0, 1, 2, 3], memTotal: 24 * G, root: true };
-const V2_FILES = ['cgroup.procs', 'cgroup.kill', 'cgroup.controllers', 'cgroup.subtree_control', 'cpu.max', 'cpuset.cpus', 'cpuset.mems',
-  'memory.max', 'memory.high', 'memory.swap.max', 'memory.oom.group', 'memory.peak', 'memory.events', 'pids.max', 'cpu.stat'];
 const pending = (o: Partial<PendingJob> & { id: number }): PendingJob => ({ count: 0, kind: null, timeLimit: null, ...o } as PendingJob);
 const gpu = (id: number): Device => ({ kind: 'nvidia', id, name: 'Fake', visible: `GPU-${id}`, npu: null, chip: null });
 
 function fakeV2(t: Test): { root: string; base: string; cg: Cgroups } {
   const root = t.testdir();
-  fs.writeFileSync(path.join(root, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
-  fs.writeFileSync(path.join(root, 'cgroup.subtree_control'), '');
-  const layout: CgroupLayout = { kind: 'v2', unified: root, v1: {} };
+  const { layout, onMkdir } = fakeV2Tree(root);
   const home = '/var/lib/xlurm-limits-test';
-  const onMkdir = (dir: string) => {
-    for (const f of V2_FILES) fs.writeFileSync(path.join(dir, f), '');
-    fs.writeFileSync(path.join(dir, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
-  };
   return { root, base: path.join(root, 'xlurm', instanceName(home)), cg: new Cgroups({ layout, bases: cgroupBases(layout, home), onMkdir }) };
 }
 
